@@ -1,0 +1,3 @@
+"""Actions: one LLM task per module."""
+
+__all__: list[str] = []

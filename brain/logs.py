@@ -1,0 +1,44 @@
+"""Logging set-up for the CLI edge, with secret values redacted from every record."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from brain.settings import LogSettings
+
+__all__ = ["RedactingFilter", "configure_logging"]
+
+_MASK = "**********"
+
+
+class RedactingFilter(logging.Filter):
+    """Replaces each known secret in a record's formatted message with `**********`."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self._secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._secrets:
+            return True
+        message = record.getMessage()
+        redacted = message
+        for secret in self._secrets:
+            redacted = redacted.replace(secret, _MASK)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+def configure_logging(settings: LogSettings, secrets: Iterable[str] = ()) -> logging.Handler:
+    """Send log records (ours and the libraries') to stderr or `settings.file`, secrets redacted."""
+    handler: logging.Handler = (
+        logging.FileHandler(settings.file, encoding="utf-8") if settings.file else logging.StreamHandler()
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(secrets))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(settings.level)
+    return handler

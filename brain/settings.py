@@ -1,0 +1,166 @@
+"""Typed, frozen settings. Built by `brain.load_settings`; never read from anywhere at import time."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+__all__ = [
+    "LLMSettings",
+    "LogSettings",
+    "MemorySettings",
+    "RedisSettings",
+    "Settings",
+    "mask_url",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class LLMSettings(BaseModel):
+    """One OpenAI-compatible endpoint and model."""
+
+    model_config = _FROZEN
+
+    api_type: Literal["openai", "azure"] = "openai"
+    model: str = Field("gpt-4o-mini", min_length=1)
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    api_version: str | None = None
+    timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int | None = Field(None, gt=0)
+    context_window: int = Field(128_000, ge=512)
+    embedding_model: str | None = None
+    encoding: str | None = None
+    stream_usage: bool = True
+
+    @model_validator(mode="after")
+    def _check_azure(self) -> LLMSettings:
+        if self.api_type == "azure" and (self.base_url is None or self.api_version is None):
+            raise ValueError("api_type azure needs base_url (the Azure endpoint) and api_version")
+        return self
+
+    @property
+    def configured(self) -> bool:
+        """True when a request could be sent: a key for the default endpoint, or an own endpoint."""
+        return self.base_url is not None or self.api_key is not None
+
+
+class RedisSettings(BaseModel):
+    """Where memory lives. No `url` means the embedded Valkey server under `Settings.home`."""
+
+    model_config = _FROZEN
+
+    url: SecretStr | None = None
+    username: str | None = None
+    password: SecretStr | None = None
+    cluster: bool = False
+    key_prefix: str = Field("brain", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    max_connections: int = Field(64, ge=1)
+    socket_timeout: float = Field(5.0, gt=0)
+    connect_timeout: float = Field(5.0, gt=0)
+    retries: int = Field(3, ge=0, le=20)
+    ssl_ca_certs: Path | None = None
+    ssl_certfile: Path | None = None
+    ssl_keyfile: Path | None = None
+    ssl_cert_reqs: Literal["required", "optional", "none"] = "required"
+    ssl_check_hostname: bool = True
+
+    @field_validator("url")
+    @classmethod
+    def _check_scheme(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            scheme = value.get_secret_value().split("://", 1)[0].lower()
+            if scheme not in {"redis", "rediss", "unix", "valkey", "valkeys"}:
+                raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @property
+    def masked_url(self) -> str:
+        """The URL with any password replaced by `***`; `embedded` when no URL is set."""
+        return "embedded" if self.url is None else mask_url(self.url.get_secret_value())
+
+
+class MemorySettings(BaseModel):
+    """Memory policy: durability, size limits and the summarizer's budget."""
+
+    model_config = _FROZEN
+
+    llm: str = Field("memory", description="name in `llms` used for memory work; falls back to `llm`")
+    ttl_seconds: int | None = Field(None, gt=0)
+    max_message_bytes: int = Field(1_048_576, gt=0)
+    summarize_share: float = Field(0.5, gt=0, le=1)
+    summary_max_words: int = Field(200, ge=20)
+    window_tokens: int = Field(2_000, ge=200)
+    summarize_max_calls: int = Field(20, ge=1)
+    summarize_max_prompt_tokens: int = Field(40_000, ge=1_000)
+    summarize_concurrency: int = Field(4, ge=1, le=64)
+
+
+class LogSettings(BaseModel):
+    """Logging of the `brain` loggers, configured at the CLI edge only."""
+
+    model_config = _FROZEN
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+    file: Path | None = None
+
+
+def _default_home() -> Path:
+    return Path.home() / ".local" / "share" / "brain"
+
+
+class Settings(BaseModel):
+    """Everything the library needs, loaded once at the edge and passed down."""
+
+    model_config = _FROZEN
+
+    home: Path = Field(default_factory=_default_home)
+    llm: LLMSettings = LLMSettings()
+    llms: dict[str, LLMSettings] = Field(default_factory=dict)
+    redis: RedisSettings = RedisSettings()
+    memory: MemorySettings = MemorySettings()
+    log: LogSettings = LogSettings()
+
+    @field_validator("llms")
+    @classmethod
+    def _check_names(cls, value: dict[str, LLMSettings]) -> dict[str, LLMSettings]:
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) or name == "default":
+                raise ValueError(f"bad LLM name {name!r}: use letters, digits, _ or -, and not 'default'")
+        return value
+
+    def llm_for(self, name: str) -> LLMSettings:
+        """The named LLM config, or the default one when `name` is not configured."""
+        return self.llms.get(name, self.llm)
+
+    def secrets(self) -> list[str]:
+        """Every secret value in these settings, for log redaction."""
+        found = [s for s in (self.redis.url, self.redis.password, self.llm.api_key) if s is not None]
+        found += [c.api_key for c in self.llms.values() if c.api_key is not None]
+        values = [s.get_secret_value() for s in found]
+        if self.redis.url is not None:
+            password = urlsplit(self.redis.url.get_secret_value()).password
+            if password:
+                values.append(password)
+        return [v for v in values if v]
+
+
+def mask_url(url: str) -> str:
+    """Replace the password in a URL with `***`, keeping everything else readable."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "<unparseable url>"
+    if not password:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))

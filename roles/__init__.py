@@ -1,0 +1,3 @@
+"""Roles and the `brain` command line."""
+
+__all__: list[str] = []

@@ -1,0 +1,159 @@
+"""The `brain` command: the project's sync edge. Errors print one line and exit non-zero."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import yaml
+
+from brain import __version__
+from brain.errors import BrainError, ConfigError
+from brain.loader import find_config_file, flatten, load_settings_traced
+from brain.logs import configure_logging
+from brain.settings import Settings
+from roles.chat import run_plain_chat
+from roles.checks import check_llm, check_redis
+
+__all__ = ["NO_LLM_MESSAGE", "main", "settings_report"]
+
+NO_LLM_MESSAGE = (
+    "No LLM is configured: export OPENAI_API_KEY=... to use OpenAI, or point llm.base_url "
+    "(or OPENAI_BASE_URL) at an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama."
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help="settings YAML file")
+    common.add_argument(
+        "--set",
+        metavar="KEY=VALUE",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="override one setting, e.g. --set llm.model=gpt-4o (repeatable)",
+    )
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+    parser = argparse.ArgumentParser(
+        prog="brain", description="LLM assistants that remember.", parents=[common]
+    )
+    parser.add_argument("--version", action="version", version=f"brain-assistant {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    config = commands.add_parser("config", help="show or check the settings", parents=[common])
+    config_commands = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    config_commands.add_parser("show", help="effective settings and where each came from", parents=[common])
+    config_commands.add_parser("check", help="validate, ping Redis and the LLM endpoint", parents=[common])
+    chat = commands.add_parser("chat", help="chat with the assistant", parents=[common])
+    chat.add_argument("--user", default="local", help="user id (default: local)")
+    chat.add_argument("--chat", default="default", help="chat id (default: default)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = None) -> int:
+    """Entry point of the `brain` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    env = dict(os.environ if environ is None else environ)
+    debug = getattr(args, "debug", False)
+    try:
+        return _dispatch(args, env)
+    except KeyboardInterrupt:
+        print("brain: interrupted", file=sys.stderr)
+        return 130
+    except ConfigError as exc:
+        if debug:
+            raise
+        print(f"brain: config error: {exc}", file=sys.stderr)
+        return 2
+    except BrainError as exc:
+        if debug:
+            raise
+        print(f"brain: error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if debug:
+            raise
+        print(
+            f"brain: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
+    if args.command is None:
+        _parser().print_help()
+        return 0
+    path = getattr(args, "config", None)
+    overrides = _parse_overrides(getattr(args, "set", []))
+    settings, sources = load_settings_traced(path, env, overrides)
+    configure_logging(settings.log, settings.secrets())
+    if args.command == "config" and args.config_command == "show":
+        file = find_config_file(path, env)
+        for line in settings_report(settings, sources, str(file) if file else None):
+            print(line)
+        return 0
+    if args.command == "config":
+        return asyncio.run(_check(settings, sys.stdout))
+    if not settings.llm.configured:
+        print(NO_LLM_MESSAGE, file=sys.stderr)
+        return 2
+    return asyncio.run(run_plain_chat(settings, sys.stdin, sys.stdout))
+
+
+def _parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: write KEY=VALUE, e.g. --set llm.model=gpt-4o")
+        try:
+            overrides[key.strip()] = yaml.safe_load(raw) if raw else None
+        except yaml.YAMLError:
+            overrides[key.strip()] = raw
+    return overrides
+
+
+def settings_report(settings: Settings, sources: dict[str, str], file: str | None) -> list[str]:
+    """`key = value  # source` for every setting, secrets masked. Pure."""
+    flat = flatten(settings.model_dump(mode="json"))
+    flat["redis.url"] = settings.redis.masked_url if settings.redis.url is not None else None
+    lines = []
+    for key, value in flat.items():
+        source = sources.get(key, "default")
+        if source == "file" and file:
+            source = f"file {file}"
+        lines.append(f"{key} = {json_scalar(value)}  # {source}")
+    return lines
+
+
+def json_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value if value and value.strip() == value and ":" not in value[:1] else repr(value)
+    return str(value)
+
+
+async def _check(settings: Settings, out: TextIO) -> int:
+    results = [("settings", True, "valid")]
+    results.append(("redis", *await check_redis(settings)))
+    checked: set[tuple[str | None, str | None]] = set()
+    for name, llm in [("llm", settings.llm), *((f"llms.{n}", c) for n, c in settings.llms.items())]:
+        endpoint = (llm.base_url, llm.api_key.get_secret_value() if llm.api_key else None)
+        if endpoint in checked:
+            continue
+        checked.add(endpoint)
+        results.append((name, *await check_llm(llm)))
+    for name, ok, detail in results:
+        print(f"{'ok  ' if ok else 'FAIL'}  {name}: {detail}", file=out)
+    return 0 if all(ok for _, ok, _ in results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

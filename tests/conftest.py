@@ -1,0 +1,112 @@
+"""Shared fixtures: the loopback-only network guard, real Redis servers, the scripted OpenAI server."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from brain.embedded import EmbeddedValkey
+from tests.support.network_guard import GUARD_LOG_ENV, NetworkGuard
+from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.servers import RedisServerProcess
+
+# ---------------------------------------------------------------- network guard
+
+
+_GUARD = NetworkGuard()
+_CHILD_LOG = Path(tempfile.mkdtemp(prefix="brain-guard-")) / "attempts.log"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _GUARD.install()
+    # Python subprocesses started by tests (the `brain` CLI, writer processes) get the same guard.
+    site_dir = str(Path(__file__).parent / "support" / "site")
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [site_dir, str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH")])
+    )
+    os.environ[GUARD_LOG_ENV] = str(_CHILD_LOG)
+
+
+@pytest.fixture(autouse=True)
+def network_guard() -> Iterator[NetworkGuard]:
+    start = len(_GUARD.attempts)
+    yield _GUARD
+    attempts = _GUARD.attempts[start:]
+    if _CHILD_LOG.exists():
+        attempts += _CHILD_LOG.read_text().splitlines()
+        _CHILD_LOG.unlink()
+    if attempts:
+        del _GUARD.attempts[start:]
+        pytest.fail(f"test opened connections outside loopback: {attempts}")
+
+
+# ---------------------------------------------------------------- environment hygiene
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's keys, config or data directory."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "BRAIN_REDIS_URL", "BRAIN_LLM_MODEL", "BRAIN_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "brain-home"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+
+
+# ---------------------------------------------------------------- real servers
+
+
+@pytest.fixture(scope="session")
+def redis_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's redis-server on loopback, or the server named by BRAIN_TEST_REDIS_URL."""
+    given = os.environ.get("BRAIN_TEST_REDIS_URL")
+    if given:
+        yield given
+        return
+    server = RedisServerProcess(tmp_path_factory.mktemp("redis"), appendonly=False)
+    server.start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def valkey_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The embedded Valkey, started by the package itself."""
+    embedded = EmbeddedValkey(tmp_path_factory.mktemp("valkey-home"))
+    url = embedded.start()
+    yield url
+    embedded.stop()
+
+
+@pytest.fixture(params=["redis", "valkey"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    """A real server of each kind, emptied for the test."""
+    name = "redis_server_url" if request.param == "redis" else "valkey_url"
+    url: str = request.getfixturevalue(name)
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    return url
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+# ---------------------------------------------------------------- scripted OpenAI-compatible server
+
+
+@pytest.fixture
+def openai_server() -> Iterator[ScriptedOpenAIServer]:
+    server = ScriptedOpenAIServer().start()
+    yield server
+    server.stop()
+    server.verify()
