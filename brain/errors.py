@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["BrainError", "ConfigError", "LLMError", "StoreError"]
+__all__ = ["BrainError", "ConfigError", "ConflictError", "InputError", "LLMError", "StoreError"]
 
 
 class BrainError(Exception):
@@ -19,3 +19,11 @@ class LLMError(BrainError):
 
 class StoreError(BrainError):
     """Redis could not be reached, a write was not confirmed, or stored data is unreadable."""
+
+
+class InputError(BrainError, ValueError):
+    """An argument is unusable (empty or hostile id, oversized message, wrong type); nothing was written."""
+
+
+class ConflictError(StoreError):
+    """Another writer changed the conversation first (e.g. committed a summary); reload and retry."""

@@ -7,6 +7,7 @@ replies remain. Every call is recorded (messages, tools, prompt tokens) so tests
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Literal, TypeAlias
@@ -18,7 +19,15 @@ from brain.llm import ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
 from brain.tokens import Tokenizer
 from brain.usage import CallRecord, Usage, UsageLedger
 
-__all__ = ["Reply", "ScriptExhausted", "ScriptedCall", "ScriptedLLM", "tool_calls"]
+__all__ = [
+    "Reply",
+    "ScriptExhausted",
+    "ScriptedCall",
+    "ScriptedLLM",
+    "echo_everything",
+    "obey_word_limit",
+    "tool_calls",
+]
 
 
 class ScriptedCall(BaseModel):
@@ -59,6 +68,21 @@ def tool_calls(*calls: tuple[str, dict[str, Any]], content: str | None = None) -
         model="scripted",
         usage=Usage(prompt_tokens=0, completion_tokens=0),
     )
+
+
+def obey_word_limit(call: ScriptedCall) -> str:
+    """A scripted summarizer that obeys "at most N words": the first N-1 words of its input."""
+    system = call.messages[0].content or ""
+    match = re.search(r"at most (\d+) words", system)
+    limit = int(match.group(1)) if match else 50
+    words = call.messages[-1].content.split() if call.messages[-1].content else []
+    return " ".join(words[: max(limit - 1, 1)]) or "nothing"
+
+
+def echo_everything(call: ScriptedCall) -> str:
+    """A scripted model that ignores every limit: its whole input, and then some."""
+    text = call.messages[-1].content or ""
+    return text + " " + text[: len(text) // 2]
 
 
 class ScriptedLLM:

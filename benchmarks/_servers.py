@@ -1,0 +1,64 @@
+"""A local Redis for benchmarks: Debian's redis-server when installed, else the embedded Valkey."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import redis
+
+from brain.embedded import EmbeddedValkey
+
+
+@contextlib.contextmanager
+def local_redis() -> Iterator[tuple[str, str]]:
+    """Yields (url, description); the server is private to the benchmark and removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="brain-bench-") as tmp:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            embedded = EmbeddedValkey(Path(tmp))
+            try:
+                yield embedded.start(), "embedded Valkey (appendonly, fsync everysec)"
+            finally:
+                embedded.stop()
+            return
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        process = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                tmp,
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "everysec",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            for _ in range(200):
+                try:
+                    with redis.Redis(port=port) as client:
+                        client.ping()
+                    break
+                except redis.ConnectionError:
+                    time.sleep(0.05)
+            version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.split()[2]
+            yield f"redis://127.0.0.1:{port}/0", f"redis-server {version} (appendonly, fsync everysec)"
+        finally:
+            process.terminate()
+            process.wait()

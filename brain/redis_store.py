@@ -1,0 +1,318 @@
+"""`MemoryStore` on Redis: a list of turns (never trimmed), an id hash for idempotent appends, a meta hash.
+
+Every operation is one Lua script call on one conversation's hash-tagged keys: one round trip, atomic,
+Cluster-safe. Loading reads the metadata and the newest unsummarized turns only, never the whole past.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from redis.exceptions import RedisError, ResponseError
+
+from brain.connection import RedisClient
+from brain.errors import ConflictError, InputError, StoreError
+from brain.keys import ConversationKeys, conversation_keys
+from brain.message import SCHEMA_VERSION, Message
+from brain.store import Conversation, ConversationMeta, StoredState, Turn, WriteBatch, WriteResult
+
+__all__ = ["RedisMemoryStore"]
+
+_LOAD = """
+local meta, turns, knowledge = KEYS[1], KEYS[2], KEYS[4]
+local m = redis.call('HGETALL', meta)
+if #m == 0 then return {{}, 0, {}, {}, 0} end
+local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
+if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
+local len = redis.call('LLEN', turns)
+local start = math.max(upto, len - tonumber(ARGV[1]))
+local w = redis.call('LRANGE', turns, start, -1)
+local k = {}
+if tonumber(ARGV[2]) > 0 then k = redis.call('LRANGE', knowledge, -tonumber(ARGV[2]), -1) end
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return {m, start, w, k, len}
+"""
+
+_WRITE = """
+local meta, turns, ids, knowledge = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local v = redis.call('HGET', meta, 'v')
+if v and not tonumber(v) then return redis.error_reply('BRAIN_CORRUPT schema version is not a number') end
+if v and tonumber(v) > tonumber(ARGV[2]) then return redis.error_reply('BRAIN_SCHEMA ' .. v) end
+if not v then
+  redis.call('HSET', meta, 'v', ARGV[2], 'user_id', ARGV[3], 'chat_id', ARGV[4], 'created_at', ARGV[7],
+    'summary', '', 'summary_upto', 0, 'window_tokens', 0, 'version', 0, 'title', '')
+end
+local i = 8
+local n = tonumber(ARGV[i]); i = i + 1
+local out = {0, 0, 0, 0}
+local added, tokens = 0, 0
+for j = 1, n do
+  local id, rec, tok = 't:' .. ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]); i = i + 3
+  local seq = redis.call('HGET', ids, id)
+  if not seq then
+    seq = redis.call('RPUSH', turns, rec)
+    redis.call('HSET', ids, id, seq)
+    added, tokens = added + 1, tokens + tok
+  end
+  out[#out + 1] = tonumber(seq)
+end
+local nk = tonumber(ARGV[i]); i = i + 1
+for j = 1, nk do
+  if redis.call('HSETNX', ids, 'k:' .. ARGV[i], 0) == 1 then
+    redis.call('RPUSH', knowledge, ARGV[i + 1]); added = added + 1
+  end
+  i = i + 2
+end
+if ARGV[5] == 'set' then redis.call('HSET', meta, 'last_talk', ARGV[6])
+elseif ARGV[5] == 'clear' then redis.call('HDEL', meta, 'last_talk') end
+out[3] = redis.call('HINCRBY', meta, 'window_tokens', tokens)
+out[4] = redis.call('LLEN', turns)
+redis.call('HSET', meta, 'updated_at', ARGV[7])
+out[1] = redis.call('HINCRBY', meta, 'version', 1)
+out[2] = added
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return out
+"""
+
+_COMMIT_SUMMARY = """
+local meta, turns = KEYS[1], KEYS[2]
+if redis.call('EXISTS', meta) == 0 then return redis.error_reply('BRAIN_CONFLICT conversation is gone') end
+local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
+if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
+if upto ~= tonumber(ARGV[3]) then return redis.error_reply('BRAIN_CONFLICT summary moved to ' .. upto) end
+local len = redis.call('LLEN', turns)
+if tonumber(ARGV[2]) > len or tonumber(ARGV[2]) < upto then
+  return redis.error_reply('BRAIN_CONFLICT summary would reach turn ' .. ARGV[2] .. ' of ' .. len)
+end
+redis.call('HSET', meta, 'summary', ARGV[1], 'summary_upto', ARGV[2], 'updated_at', ARGV[5])
+if redis.call('HINCRBY', meta, 'window_tokens', 0 - tonumber(ARGV[4])) < 0 then
+  redis.call('HSET', meta, 'window_tokens', 0)
+end
+local version = redis.call('HINCRBY', meta, 'version', 1)
+local ttl = tonumber(ARGV[6])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return version
+"""
+
+_SET_TITLE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('BRAIN_CONFLICT conversation does not exist')
+end
+redis.call('HSET', KEYS[1], 'title', ARGV[1])
+local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return version
+"""
+
+
+class _TurnRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int
+    tok: int
+    msg: Message
+
+
+class _KnowledgeRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int
+    msg: Message
+
+
+_TURNS = TypeAdapter(list[_TurnRecord])
+_KNOWLEDGE = TypeAdapter(list[_KnowledgeRecord])
+
+
+class RedisMemoryStore:
+    """A `MemoryStore` over an injected async Redis client (which the caller owns)."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        ttl_seconds: int | None = None,
+        max_message_bytes: int = 1_048_576,
+    ) -> None:
+        self._client = client
+        self.prefix = prefix
+        self.ttl = ttl_seconds or 0
+        self.max_message_bytes = max_message_bytes
+        self._load = client.register_script(_LOAD)
+        self._write = client.register_script(_WRITE)
+        self._commit = client.register_script(_COMMIT_SUMMARY)
+        self._title = client.register_script(_SET_TITLE)
+
+    def keys(self, conv: Conversation) -> ConversationKeys:
+        return conversation_keys(self.prefix, conv.user_id, conv.chat_id)
+
+    async def _run(self, script: Any, keys: ConversationKeys, args: list[Any], what: str) -> Any:
+        try:
+            return await script(keys=list(keys.all), args=args)
+        except ResponseError as exc:
+            text = str(exc)
+            if "BRAIN_CONFLICT" in text:
+                detail = text.split("BRAIN_CONFLICT", 1)[1].split(" script:")[0].strip()
+                raise ConflictError(f"{keys.base}: {detail}") from exc
+            if "BRAIN_CORRUPT" in text:
+                detail = text.split("BRAIN_CORRUPT", 1)[1].split(" script:")[0].strip()
+                raise StoreError(f"corrupt record in {keys.meta}: {detail}; it was left as it is") from exc
+            if "BRAIN_SCHEMA" in text:
+                raise StoreError(
+                    f"{keys.meta} was written with schema version {text.split()[-1]}; "
+                    f"this brain-assistant reads up to {SCHEMA_VERSION}: upgrade it"
+                ) from exc
+            raise StoreError(f"{what} {keys.base} failed: {exc}") from exc
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"{what} {keys.base} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
+        keys = self.keys(conv)
+        raw_meta, start, window, knowledge, length = await self._run(
+            self._load, keys, [max(window_turns, 0), max(knowledge_items, 0), self.ttl], "loading"
+        )
+        if not raw_meta:
+            return StoredState(exists=False)
+        meta = _parse_meta(keys, raw_meta, int(length))
+        turns = _parse_turns(keys.turns, window, int(start))
+        records = _parse(_KNOWLEDGE, keys.knowledge, knowledge)
+        return StoredState(
+            exists=True, meta=meta, window=tuple(turns), knowledge=tuple(r.msg for r in records)
+        )
+
+    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
+        keys = self.keys(conv)
+        args: list[Any] = [
+            self.ttl,
+            SCHEMA_VERSION,
+            _raw_id(conv.user_id),
+            _raw_id(conv.chat_id),
+            "set"
+            if batch.set_last_talk and batch.last_talk is not None
+            else "clear"
+            if batch.set_last_talk
+            else "",
+            batch.last_talk or "",
+            repr(time.time()),
+            len(batch.turns),
+        ]
+        for message, tokens in batch.turns:
+            record = _TurnRecord(v=SCHEMA_VERSION, tok=tokens, msg=message).model_dump_json().encode()
+            if len(record) > self.max_message_bytes + 4096:
+                raise InputError(
+                    f"message {message.id} is {len(message.content.encode())} bytes; "
+                    f"memory.max_message_bytes is {self.max_message_bytes}"
+                )
+            args += [message.id, record, tokens]
+        args.append(len(batch.knowledge))
+        for message in batch.knowledge:
+            args += [message.id, _KnowledgeRecord(v=SCHEMA_VERSION, msg=message).model_dump_json().encode()]
+        version, added, window_tokens, turn_count, *seqs = await self._run(self._write, keys, args, "writing")
+        return WriteResult(
+            version=int(version),
+            seqs=tuple(int(s) for s in seqs),
+            added=int(added),
+            window_tokens=int(window_tokens),
+            turn_count=int(turn_count),
+        )
+
+    async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:
+        keys = self.keys(conv)
+        start = max(start, 1)
+        if count <= 0:
+            return []
+        try:
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.lrange(keys.turns, start - 1, start - 2 + count)
+                for key in keys.all if self.ttl else ():
+                    pipe.expire(key, self.ttl)
+                raw = (await pipe.execute())[0]
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading turns of {keys.base} failed: {type(exc).__name__}: {exc}") from exc
+        return _parse_turns(keys.turns, raw, start - 1)
+
+    async def commit_summary(
+        self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
+    ) -> int:
+        keys = self.keys(conv)
+        args = [summary, upto, expected_upto, tokens, repr(time.time()), self.ttl]
+        return int(await self._run(self._commit, keys, args, "committing the summary of"))
+
+    async def set_title(self, conv: Conversation, title: str) -> None:
+        await self._run(self._title, self.keys(conv), [title, self.ttl], "writing the title of")
+
+    async def delete(self, conv: Conversation) -> bool:
+        keys = self.keys(conv)
+        try:
+            return bool(await self._client.delete(*keys.all))
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"deleting {keys.base} failed: {exc}") from exc
+
+
+def _raw_id(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
+
+
+def _parse_meta(keys: ConversationKeys, raw: list[bytes], turn_count: int) -> ConversationMeta:
+    fields = {raw[i].decode(): raw[i + 1] for i in range(0, len(raw), 2)}
+    try:
+        version = int(fields.get("v", b"0"))
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{keys.meta} was written with schema version {version}; this brain-assistant reads up to "
+                f"{SCHEMA_VERSION}: upgrade it"
+            )
+        if version < 1:
+            raise ValueError("no schema version")
+        return ConversationMeta(
+            summary=fields.get("summary", b"").decode(),
+            summary_upto=int(fields.get("summary_upto", b"0")),
+            turn_count=turn_count,
+            window_tokens=int(fields.get("window_tokens", b"0")),
+            version=int(fields.get("version", b"0")),
+            last_talk=fields["last_talk"].decode() if "last_talk" in fields else None,
+            title=fields.get("title", b"").decode(),
+        )
+    except (ValueError, UnicodeDecodeError, ValidationError) as exc:
+        raise StoreError(f"corrupt record in {keys.meta}: {exc}; it was left as it is") from exc
+
+
+def _parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
+    records = _parse(_TURNS, key, raw, offset)
+    return [Turn(offset + i + 1, r.tok, r.msg) for i, r in enumerate(records)]
+
+
+def _parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:
+    """Parse all records in one call; on failure, find and name the bad one."""
+    try:
+        records: list[Any] = adapter.validate_json(b"[" + b",".join(raw) + b"]")
+    except (ValidationError, ValueError):
+        for i, item in enumerate(raw):
+            try:
+                adapter.validate_json(b"[" + item + b"]")
+            except (ValidationError, ValueError) as exc:
+                raise StoreError(
+                    f"corrupt record in {key} at index {offset + i}: {_first_error(exc)}; "
+                    "it was left as it is"
+                ) from exc
+        raise StoreError(f"corrupt records in {key}; they were left as they are") from None
+    for i, record in enumerate(records):
+        if record.v > SCHEMA_VERSION:
+            raise StoreError(
+                f"record in {key} at index {offset + i} has schema version {record.v}; "
+                f"this brain-assistant reads up to {SCHEMA_VERSION}: upgrade it"
+            )
+    return records
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"{'.'.join(map(str, err['loc'][1:])) or 'record'}: {err['msg']}"
+    return str(exc)[:200]

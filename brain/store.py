@@ -1,0 +1,225 @@
+"""The memory store Protocol, its records, and `InMemoryStore` for role unit tests.
+
+A store keeps, per conversation: every turn ever appended (never trimmed), knowledge, and a metadata
+record (summary and how far it reaches, counters, last_talk, title). Appends are idempotent by message id.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.errors import ConflictError, InputError
+from brain.keys import encode_id
+from brain.message import Message
+
+__all__ = [
+    "Conversation",
+    "ConversationMeta",
+    "InMemoryStore",
+    "MemoryStore",
+    "StoredState",
+    "Turn",
+    "WriteBatch",
+    "WriteResult",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """(user_id, chat_id); both are validated here, so a bad id fails (`InputError`) before any I/O."""
+
+    user_id: str | bytes
+    chat_id: str | bytes
+
+    def __post_init__(self) -> None:
+        encode_id(self.user_id, "user_id")
+        encode_id(self.chat_id, "chat_id")
+
+    @property
+    def label(self) -> str:
+        return f"{self.user_id!r}/{self.chat_id!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A stored turn: its 1-based sequence number in the conversation, token count and message."""
+
+    seq: int
+    tokens: int
+    message: Message
+
+
+class ConversationMeta(BaseModel):
+    model_config = _FROZEN
+
+    summary: str = ""
+    summary_upto: int = 0  # turns with seq <= summary_upto are covered by `summary`
+    turn_count: int = 0
+    window_tokens: int = 0  # tokens of the turns after summary_upto
+    version: int = 0  # bumped by every write
+    last_talk: str | None = None
+    title: str = ""
+
+
+class StoredState(BaseModel):
+    """What `load` returns: metadata, the newest unsummarized turns, the newest knowledge."""
+
+    model_config = _FROZEN
+
+    exists: bool
+    meta: ConversationMeta = ConversationMeta()
+    window: tuple[Turn, ...] = ()
+    knowledge: tuple[Message, ...] = ()
+
+
+class WriteBatch(BaseModel):
+    """One atomic write: new turns (with token counts), knowledge, and optionally last_talk."""
+
+    model_config = _FROZEN
+
+    turns: tuple[tuple[Message, int], ...] = ()
+    knowledge: tuple[Message, ...] = ()
+    set_last_talk: bool = False
+    last_talk: str | None = None
+
+
+class WriteResult(BaseModel):
+    model_config = _FROZEN
+
+    version: int
+    seqs: tuple[int, ...]  # one per batch turn: where it is stored (an earlier seq if it already was)
+    added: int = Field(description="turns and knowledge records that were new")
+    window_tokens: int = 0  # tokens of the unsummarized turns after this write
+    turn_count: int = 0
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Storage of conversations. Every method raises `StoreError` when the store cannot answer."""
+
+    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState: ...
+
+    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult: ...
+
+    async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:
+        """Turns with seq in [start, start + count), oldest first."""
+        ...
+
+    async def commit_summary(
+        self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
+    ) -> int:
+        """Set the summary to cover turns <= `upto` if it still covers exactly `expected_upto`;
+        subtract `tokens` from the window count. Returns the new version; `ConflictError` otherwise."""
+        ...
+
+    async def set_title(self, conv: Conversation, title: str) -> None: ...
+
+    async def delete(self, conv: Conversation) -> bool: ...
+
+
+class _Record:
+    def __init__(self) -> None:
+        self.meta = ConversationMeta()
+        self.turns: list[Turn] = []
+        self.ids: dict[str, int] = {}
+        self.knowledge: list[Message] = []
+
+
+class InMemoryStore:
+    """A `MemoryStore` in a dict, with the same semantics as the Redis store; for unit tests of roles."""
+
+    def __init__(self, max_message_bytes: int = 1_048_576) -> None:
+        self._data: dict[tuple[str | bytes, str | bytes], _Record] = {}
+        self.max_message_bytes = max_message_bytes
+
+    def _get(self, conv: Conversation) -> _Record | None:
+        return self._data.get((conv.user_id, conv.chat_id))
+
+    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
+        record = self._get(conv)
+        if record is None:
+            return StoredState(exists=False)
+        start = max(record.meta.summary_upto, len(record.turns) - window_turns)
+        return StoredState(
+            exists=True,
+            meta=record.meta,
+            window=tuple(record.turns[start:]),
+            knowledge=tuple(record.knowledge[-knowledge_items:] if knowledge_items > 0 else ()),
+        )
+
+    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
+        for message, _ in batch.turns:
+            if len(message.content.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
+                raise InputError(f"message {message.id} is larger than {self.max_message_bytes} bytes")
+        record = self._data.setdefault((conv.user_id, conv.chat_id), _Record())
+        seqs, added, tokens = [], 0, 0
+        for message, count in batch.turns:
+            seq = record.ids.get("t:" + message.id)
+            if seq is None:
+                record.turns.append(
+                    Turn(seq=len(record.turns) + 1, tokens=count, message=copy.deepcopy(message))
+                )
+                seq = record.ids["t:" + message.id] = len(record.turns)
+                added, tokens = added + 1, tokens + count
+            seqs.append(seq)
+        for message in batch.knowledge:
+            if "k:" + message.id not in record.ids:
+                record.ids["k:" + message.id] = 0
+                record.knowledge.append(message)
+                added += 1
+        meta = record.meta
+        update: dict[str, object] = {
+            "turn_count": len(record.turns),
+            "window_tokens": meta.window_tokens + tokens,
+            "version": meta.version + 1,
+        }
+        if batch.set_last_talk:
+            update["last_talk"] = batch.last_talk
+        record.meta = meta.model_copy(update=update)
+        return WriteResult(
+            version=record.meta.version,
+            seqs=tuple(seqs),
+            added=added,
+            window_tokens=record.meta.window_tokens,
+            turn_count=len(record.turns),
+        )
+
+    async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:
+        record = self._get(conv)
+        if record is None or count <= 0:
+            return []
+        return record.turns[max(start, 1) - 1 : max(start, 1) - 1 + count]
+
+    async def commit_summary(
+        self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
+    ) -> int:
+        record = self._get(conv)
+        if record is None or record.meta.summary_upto != expected_upto:
+            raise ConflictError(f"{conv.label}: the summary changed meanwhile; reload and summarize again")
+        if not expected_upto <= upto <= len(record.turns):
+            raise ConflictError(f"{conv.label}: summary reaches turn {upto} of {len(record.turns)}")
+        meta = record.meta
+        record.meta = meta.model_copy(
+            update={
+                "summary": summary,
+                "summary_upto": upto,
+                "window_tokens": max(meta.window_tokens - tokens, 0),
+                "version": meta.version + 1,
+            }
+        )
+        return record.meta.version
+
+    async def set_title(self, conv: Conversation, title: str) -> None:
+        record = self._get(conv)
+        if record is None:
+            raise ConflictError(f"{conv.label}: conversation does not exist")
+        record.meta = record.meta.model_copy(update={"title": title, "version": record.meta.version + 1})
+
+    async def delete(self, conv: Conversation) -> bool:
+        return self._data.pop((conv.user_id, conv.chat_id), None) is not None
