@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from actions.relate import is_related as _is_related
+from actions.relate import relate_and_rewrite as _relate_and_rewrite
 from actions.relate import rewrite as _rewrite
 from actions.title import make_title
 from brain.errors import InputError, LLMError, StoreError
@@ -309,7 +310,13 @@ class BrainMemory(BaseModel):
 
     @staticmethod
     async def rewrite(sentence: str, context: str, llm: LLM) -> str:
+        """`sentence` made self-contained with `context`; only the rewritten sentence is returned."""
         return await _rewrite(llm, sentence, context)
+
+    @staticmethod
+    async def relate_and_rewrite(sentence: str, context: str, llm: LLM) -> str:
+        """`is_related` and `rewrite` in one call (none when clearly unrelated): what to answer."""
+        return await _relate_and_rewrite(llm, sentence, context)
 
     @staticmethod
     def extract_info(input_string: str, pattern: str = r"\[([A-Z]+)\]:\s*(.+)") -> tuple[str | None, str]:

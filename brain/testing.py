@@ -6,10 +6,11 @@ replies remain. Every call is recorded (messages, tools, prompt tokens) so tests
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
@@ -48,7 +49,11 @@ class ScriptedCall(BaseModel):
 
 
 Reply: TypeAlias = (
-    str | Completion | BaseException | list[list[float]] | Callable[[ScriptedCall], "str | Completion"]
+    str
+    | Completion
+    | BaseException
+    | list[list[float]]
+    | Callable[[ScriptedCall], "str | Completion | Awaitable[str | Completion]"]
 )
 
 
@@ -87,7 +92,8 @@ def echo_everything(call: ScriptedCall) -> str:
 
 class ScriptedLLM:
     """An `LLM` whose replies come from a queue: text, a `Completion`, an exception to raise, vectors for
-    `embed`, or a function of the call (for models that compute their answer, e.g. obey a word limit)."""
+    `embed`, or a function of the call, sync or async (for models that compute their answer, e.g. obey a
+    word limit, or that do something while the call is in flight)."""
 
     def __init__(
         self,
@@ -123,7 +129,7 @@ class ScriptedLLM:
         if self._replies:
             raise AssertionError(f"{len(self._replies)} scripted replies were never asked for")
 
-    def _next(self, call: ScriptedCall) -> Reply:
+    async def _next(self, call: ScriptedCall) -> Reply:
         self.calls.append(call)
         if not self._replies:
             raise ScriptExhausted(f"call #{len(self.calls)} ({call.kind}) has no scripted reply left")
@@ -131,10 +137,11 @@ class ScriptedLLM:
         if isinstance(reply, BaseException):
             raise reply
         if callable(reply):
-            return reply(call)
+            answer = reply(call)
+            return await answer if inspect.isawaitable(answer) else answer
         return reply
 
-    def _answer(
+    async def _answer(
         self,
         kind: Literal["chat", "stream"],
         messages: Sequence[ChatMessage],
@@ -151,7 +158,7 @@ class ScriptedLLM:
             max_tokens=max_tokens,
             prompt_tokens=prompt_tokens,
         )
-        reply = self._next(call)
+        reply = await self._next(call)
         if isinstance(reply, str):
             reply = Completion(
                 content=reply,
@@ -180,7 +187,7 @@ class ScriptedLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Completion:
-        return self._answer("chat", messages, tools, max_tokens)
+        return await self._answer("chat", messages, tools, max_tokens)
 
     async def stream(
         self,
@@ -190,7 +197,7 @@ class ScriptedLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> AsyncIterator[TextDelta | Completion]:
-        completion = self._answer("stream", messages, tools, max_tokens)
+        completion = await self._answer("stream", messages, tools, max_tokens)
         text = completion.content or ""
         for start in range(0, len(text), 8):
             yield TextDelta(text=text[start : start + 8])
@@ -204,7 +211,7 @@ class ScriptedLLM:
             self.calls.append(call)
             vectors = [self._embedder(t) for t in texts]
         else:
-            reply = self._next(call)
+            reply = await self._next(call)
             if not isinstance(reply, list) or len(reply) != len(texts):
                 raise TypeError("scripted reply for embed must be one vector per text")
             vectors = reply

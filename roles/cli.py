@@ -126,11 +126,11 @@ def settings_report(settings: Settings, sources: dict[str, str], file: str | Non
         source = sources.get(key, "default")
         if source == "file" and file:
             source = f"file {file}"
-        lines.append(f"{key} = {json_scalar(value)}  # {source}")
+        lines.append(f"{key} = {_scalar(value)}  # {source}")
     return lines
 
 
-def json_scalar(value: Any) -> str:
+def _scalar(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -76,9 +76,10 @@ async def test_related_sends_the_user_text_once() -> None:
 
 
 async def test_one_combined_call() -> None:
-    llm = ScriptedLLM(['{"related": true, "rewritten": "Book hotels in Oslo"}'])
+    llm = ScriptedLLM(['{"related": true, "rewritten": "Book hotels in Oslo"}', '{"related": false}'])
     assert await relate_and_rewrite(llm, "Book hotels there", CONTEXT) == "Book hotels in Oslo"
-    assert len(llm.calls) == 1
+    assert await BrainMemory.relate_and_rewrite("Is it far?", CONTEXT, llm) == "Is it far?"
+    assert len(llm.calls) == 2 and all(c.prompt_text.count("Book hotels there") <= 1 for c in llm.calls)
 
 
 async def test_garbage_verdict_from_the_model_is_an_error() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from brain import BrainMemory, ConflictError, LLMError, LLMSettings, Message, OpenAILLM, RedisMemoryStore
 from brain.errors import StoreError
-from brain.llm import ChatMessage, Completion, TextDelta, ToolSpec
-from brain.testing import ScriptedLLM
-from brain.usage import UsageLedger
+from brain.testing import ScriptedCall, ScriptedLLM
 from tests.support.openai_server import Chat, Fault, Malformed, ScriptedOpenAIServer, Slow
 from tests.support.servers import RedisServerProcess, valkey_binary
 
@@ -131,40 +128,6 @@ async def test_llm_failing_during_summarize_changes_nothing(
     await client.aclose()
 
 
-class AppendingLLM:
-    """Summarizes, but another process appends a turn while the call is in flight."""
-
-    def __init__(self, other: BrainMemory) -> None:
-        self.other = other
-        self.inner = ScriptedLLM(["summary of the first ten"])
-
-    @property
-    def model(self) -> str:
-        return "appending"
-
-    @property
-    def usage(self) -> UsageLedger:
-        return self.inner.usage
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Completion:
-        self.other.add_talk(Message(id="late", content="appended during the summary"))
-        await self.other.dumps()
-        return await self.inner.complete(messages)
-
-    def stream(self, messages: Sequence[ChatMessage], **kw: object) -> AsyncIterator[TextDelta | Completion]:
-        raise NotImplementedError
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        raise NotImplementedError
-
-
 async def test_append_during_summarize_is_kept(redis_url: str) -> None:
     client = aioredis.Redis.from_url(redis_url)
     store = RedisMemoryStore(client)
@@ -173,7 +136,13 @@ async def test_append_during_summarize_is_kept(redis_url: str) -> None:
         memory.add_talk(Message(content=f"turn {i}"))
     await memory.dumps()
     other = await BrainMemory.loads(store, "u", "c")
-    await memory.summarize(AppendingLLM(other))
+
+    async def append_while_summarizing(call: ScriptedCall) -> str:
+        other.add_talk(Message(id="late", content="appended during the summary"))  # another process
+        await other.dumps()
+        return "summary of the first ten"
+
+    await memory.summarize(ScriptedLLM([append_while_summarizing]))
     fresh = await BrainMemory.loads(store, "u", "c")
     assert fresh.historical_summary == "summary of the first ten" and fresh.summary_upto == 10
     assert [m.id for m in fresh.history] == ["late"]

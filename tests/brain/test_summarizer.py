@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from brain import BrainMemory, InMemoryStore, MemorySettings, Message
-from brain.llm import ChatMessage, Completion, TextDelta, ToolSpec
 from brain.summarizer import FLOOR_WORDS, Summarizer, fit_lines, pack_windows, window_words
-from brain.testing import ScriptedLLM, echo_everything, obey_word_limit
+from brain.testing import ScriptedCall, ScriptedLLM, echo_everything, obey_word_limit
 from brain.tokens import OFFLINE_ENCODING, Tokenizer
-from brain.usage import UsageLedger
 
 TOK = Tokenizer.for_model("", OFFLINE_ENCODING)
 
@@ -79,46 +76,20 @@ async def test_runaway_model_stops_at_the_cap_with_deterministic_truncation() ->
     assert summary  # the newest text survives
 
 
-class SlowCountingLLM:
-    """Tracks how many calls run at once."""
-
-    def __init__(self) -> None:
-        self.inner = ScriptedLLM([obey_word_limit] * 50)
-        self.running = self.peak = 0
-
-    @property
-    def model(self) -> str:
-        return "slow"
-
-    @property
-    def usage(self) -> UsageLedger:
-        return self.inner.usage
-
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        tools: Sequence[ToolSpec] = (),
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> Completion:
-        self.running += 1
-        self.peak = max(self.peak, self.running)
-        await asyncio.sleep(0.01)
-        self.running -= 1
-        return await self.inner.complete(messages)
-
-    def stream(self, messages: Sequence[ChatMessage], **kw: object) -> AsyncIterator[TextDelta | Completion]:
-        raise NotImplementedError
-
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        raise NotImplementedError
-
-
 async def test_windows_run_concurrently_but_bounded() -> None:
-    llm = SlowCountingLLM()
+    running = peak = 0
+
+    async def slow(call: ScriptedCall) -> str:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        return obey_word_limit(call)
+
+    llm = ScriptedLLM([slow] * 20)
     await Summarizer(llm, TOK, window_tokens=1_000, concurrency=3).summarize(transcript(200), 200)
-    assert llm.peak == 3
+    assert peak == 3 and llm.remaining < 20
 
 
 async def test_memory_summarize_is_rolling_and_keeps_raw_turns() -> None:

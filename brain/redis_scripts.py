@@ -1,0 +1,98 @@
+"""Lua scripts of the Redis memory store. KEYS are always (meta, turns, ids, knowledge) of one conversation,
+hash-tagged into one Cluster slot. Errors the store maps: BRAIN_CONFLICT, BRAIN_CORRUPT, BRAIN_SCHEMA."""
+
+__all__ = ["COMMIT_SUMMARY", "LOAD", "SET_TITLE", "WRITE"]
+
+# ARGV: window_turns, knowledge_items, ttl -> {meta fields, start index, window records, knowledge, length}
+LOAD = """
+local meta, turns, knowledge = KEYS[1], KEYS[2], KEYS[4]
+local m = redis.call('HGETALL', meta)
+if #m == 0 then return {{}, 0, {}, {}, 0} end
+local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
+if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
+local len = redis.call('LLEN', turns)
+local start = math.max(upto, len - tonumber(ARGV[1]))
+local w = redis.call('LRANGE', turns, start, -1)
+local k = {}
+if tonumber(ARGV[2]) > 0 then k = redis.call('LRANGE', knowledge, -tonumber(ARGV[2]), -1) end
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return {m, start, w, k, len}
+"""
+
+# ARGV: ttl, schema version, user_id, chat_id, last_talk op (set/clear/""), last_talk, now,
+#       n, n x (id, record, tokens), k, k x (id, record) -> {version, added, window_tokens, length, seqs...}
+WRITE = """
+local meta, turns, ids, knowledge = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local v = redis.call('HGET', meta, 'v')
+if v and not tonumber(v) then return redis.error_reply('BRAIN_CORRUPT schema version is not a number') end
+if v and tonumber(v) > tonumber(ARGV[2]) then return redis.error_reply('BRAIN_SCHEMA ' .. v) end
+if not v then
+  redis.call('HSET', meta, 'v', ARGV[2], 'user_id', ARGV[3], 'chat_id', ARGV[4], 'created_at', ARGV[7],
+    'summary', '', 'summary_upto', 0, 'window_tokens', 0, 'version', 0, 'title', '')
+end
+local i = 8
+local n = tonumber(ARGV[i]); i = i + 1
+local out = {0, 0, 0, 0}
+local added, tokens = 0, 0
+for j = 1, n do
+  local id, rec, tok = 't:' .. ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]); i = i + 3
+  local seq = redis.call('HGET', ids, id)
+  if not seq then
+    seq = redis.call('RPUSH', turns, rec)
+    redis.call('HSET', ids, id, seq)
+    added, tokens = added + 1, tokens + tok
+  end
+  out[#out + 1] = tonumber(seq)
+end
+local nk = tonumber(ARGV[i]); i = i + 1
+for j = 1, nk do
+  if redis.call('HSETNX', ids, 'k:' .. ARGV[i], 0) == 1 then
+    redis.call('RPUSH', knowledge, ARGV[i + 1]); added = added + 1
+  end
+  i = i + 2
+end
+if ARGV[5] == 'set' then redis.call('HSET', meta, 'last_talk', ARGV[6])
+elseif ARGV[5] == 'clear' then redis.call('HDEL', meta, 'last_talk') end
+out[3] = redis.call('HINCRBY', meta, 'window_tokens', tokens)
+out[4] = redis.call('LLEN', turns)
+redis.call('HSET', meta, 'updated_at', ARGV[7])
+out[1] = redis.call('HINCRBY', meta, 'version', 1)
+out[2] = added
+local ttl = tonumber(ARGV[1])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return out
+"""
+
+# ARGV: summary, upto, expected_upto, tokens summarized, now, ttl -> version
+COMMIT_SUMMARY = """
+local meta, turns = KEYS[1], KEYS[2]
+if redis.call('EXISTS', meta) == 0 then return redis.error_reply('BRAIN_CONFLICT conversation is gone') end
+local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
+if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
+if upto ~= tonumber(ARGV[3]) then return redis.error_reply('BRAIN_CONFLICT summary moved to ' .. upto) end
+local len = redis.call('LLEN', turns)
+if tonumber(ARGV[2]) > len or tonumber(ARGV[2]) < upto then
+  return redis.error_reply('BRAIN_CONFLICT summary would reach turn ' .. ARGV[2] .. ' of ' .. len)
+end
+redis.call('HSET', meta, 'summary', ARGV[1], 'summary_upto', ARGV[2], 'updated_at', ARGV[5])
+if redis.call('HINCRBY', meta, 'window_tokens', 0 - tonumber(ARGV[4])) < 0 then
+  redis.call('HSET', meta, 'window_tokens', 0)
+end
+local version = redis.call('HINCRBY', meta, 'version', 1)
+local ttl = tonumber(ARGV[6])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return version
+"""
+
+# ARGV: title, ttl -> version
+SET_TITLE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('BRAIN_CONFLICT conversation does not exist')
+end
+redis.call('HSET', KEYS[1], 'title', ARGV[1])
+local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return version
+"""
