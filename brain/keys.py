@@ -64,8 +64,13 @@ class ConversationKeys(BaseModel):
         return f"{self.base}:knowledge"
 
     @property
-    def all(self) -> tuple[str, str, str, str]:
-        return (self.meta, self.turns, self.ids, self.knowledge)
+    def hidden(self) -> str:
+        """Set of sequence numbers of turns taken back (/pop, /retry): kept, but out of the window."""
+        return f"{self.base}:hidden"
+
+    @property
+    def all(self) -> tuple[str, str, str, str, str]:
+        return (self.meta, self.turns, self.ids, self.knowledge, self.hidden)
 
 
 def conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> ConversationKeys:

@@ -243,6 +243,20 @@ class BrainMemory(BaseModel):
         store, conv = self._bound()
         return await store.read_turns(conv, start, count)
 
+    async def pop(self, n: int = 1) -> list[Message]:
+        """Take back the newest `n` turns of the window: out of the window, still stored (flagged hidden)."""
+        await self.dumps()
+        taken = self.history[len(self.history) - n :] if n > 0 else []
+        if taken:
+            store, conv = self._bound()
+            self.version = await store.hide_turns(conv, [self._seqs[m.id] for m in taken])
+            self.window_tokens = max(
+                self.window_tokens - sum(self.tokenizer.count(m.content) + 4 for m in taken), 0
+            )
+            del self.history[len(self.history) - n :]
+            self.last_history_id = self.history[-1].id if self.history else ""
+        return taken
+
     async def set_history_summary(self, summary: str) -> None:
         """Make `summary` cover every stored turn up to the newest one this memory has written."""
         if not summary.strip():
@@ -262,20 +276,25 @@ class BrainMemory(BaseModel):
         self.history = [m for m in self.history if self._seqs.get(m.id, upto + 1) > upto]
 
     async def summarize(
-        self, llm: LLM, max_words: int = 200, keep_language: bool = False, limit: int = -1
+        self,
+        llm: LLM,
+        max_words: int = 200,
+        keep_language: bool = False,
+        limit: int = -1,
+        keep_recent: int = 0,
     ) -> str:
         """Fold the unsummarized turns (and the old summary) into a new summary and commit it atomically.
 
         With `limit > 0` and fewer tokens than that, returns the text unchanged with no LLM call. An empty
-        memory returns "". Any failure (LLM, empty or over-long output, a concurrent summary) leaves the
-        memory and the store as they were.
+        memory returns "". The newest turns worth `keep_recent` tokens stay unsummarized. Any failure (LLM,
+        empty or over-long output, a concurrent summary) leaves the memory and the store as they were.
         """
         await self.dumps()
-        turns = await self.read_history(self.summary_upto + 1, _ALL)
+        turns = _older_than_recent(await self.read_history(self.summary_upto + 1, _ALL), keep_recent)
         if not turns:
             return self.historical_summary
         lines = [f"Summary so far: {self.historical_summary}"] if self.historical_summary else []
-        lines += [f"{speaker(t.message)}: {t.message.content}" for t in turns]
+        lines += [f"{speaker(t.message)}: {t.message.content}" for t in turns if not t.hidden]
         if limit > 0 and self.tokenizer.count("\n".join(lines)) < limit:
             return "\n".join(lines)
         summarizer = Summarizer.from_settings(llm, self.tokenizer, self._settings)
@@ -330,6 +349,16 @@ class BrainMemory(BaseModel):
     ) -> list[str]:
         """`text` in windows of at most `window_size` tokens, each starting `overlap` tokens early."""
         return (tokenizer or Tokenizer.for_model("", OFFLINE_ENCODING)).split(text, window_size, overlap)
+
+
+def _older_than_recent(turns: list[Turn], keep_tokens: int) -> list[Turn]:
+    """The turns before the newest ones that together fit in `keep_tokens`."""
+    kept = 0
+    for index in range(len(turns) - 1, -1, -1):
+        kept += turns[index].tokens
+        if kept > keep_tokens:
+            return turns[: index + 1]
+    return []
 
 
 def _message(value: Any) -> Message:

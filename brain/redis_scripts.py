@@ -1,13 +1,15 @@
-"""Lua scripts of the Redis memory store. KEYS are always (meta, turns, ids, knowledge) of one conversation,
-hash-tagged into one Cluster slot. Errors the store maps: BRAIN_CONFLICT, BRAIN_CORRUPT, BRAIN_SCHEMA."""
+"""Lua scripts of the Redis memory store. KEYS are always (meta, turns, ids, knowledge, hidden) of one
+conversation, hash-tagged into one Cluster slot. Errors the store maps: BRAIN_CONFLICT, BRAIN_CORRUPT and
+BRAIN_SCHEMA."""
 
-__all__ = ["COMMIT_SUMMARY", "LOAD", "SET_TITLE", "WRITE"]
+__all__ = ["COMMIT_SUMMARY", "HIDE", "LOAD", "SET_TITLE", "WRITE"]
 
-# ARGV: window_turns, knowledge_items, ttl -> {meta fields, start index, window records, knowledge, length}
+# ARGV: window_turns, knowledge_items, ttl
+#   -> {meta fields, start index, window records, knowledge, length, hidden seqs}
 LOAD = """
 local meta, turns, knowledge = KEYS[1], KEYS[2], KEYS[4]
 local m = redis.call('HGETALL', meta)
-if #m == 0 then return {{}, 0, {}, {}, 0} end
+if #m == 0 then return {{}, 0, {}, {}, 0, {}} end
 local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
 if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
 local len = redis.call('LLEN', turns)
@@ -17,7 +19,7 @@ local k = {}
 if tonumber(ARGV[2]) > 0 then k = redis.call('LRANGE', knowledge, -tonumber(ARGV[2]), -1) end
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
-return {m, start, w, k, len}
+return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5])}
 """
 
 # ARGV: ttl, schema version, user_id, chat_id, last_talk op (set/clear/""), last_talk, now,
@@ -93,6 +95,36 @@ end
 redis.call('HSET', KEYS[1], 'title', ARGV[1])
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 local ttl = tonumber(ARGV[2])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return version
+"""
+
+# ARGV: ttl, seqs... -> version
+HIDE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('BRAIN_CONFLICT conversation does not exist')
+end
+local len = redis.call('LLEN', KEYS[2])
+local upto = tonumber(redis.call('HGET', KEYS[1], 'summary_upto') or '0') or 0
+for i = 2, #ARGV do
+  local seq = tonumber(ARGV[i])
+  if not seq or seq < 1 or seq > len then return redis.error_reply('BRAIN_CONFLICT no turn ' .. ARGV[i]) end
+end
+local tokens = 0
+for i = 2, #ARGV do
+  local seq = tonumber(ARGV[i])
+  if redis.call('SADD', KEYS[5], seq) == 1 and seq > upto then
+    local ok, record = pcall(cjson.decode, redis.call('LINDEX', KEYS[2], seq - 1))
+    if ok and type(record) == 'table' and tonumber(record['tok']) then
+      tokens = tokens + tonumber(record['tok'])
+    end
+  end
+end
+if redis.call('HINCRBY', KEYS[1], 'window_tokens', 0 - tokens) < 0 then
+  redis.call('HSET', KEYS[1], 'window_tokens', 0)
+end
+local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
+local ttl = tonumber(ARGV[1])
 if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
 return version
 """

@@ -7,7 +7,9 @@ Cluster-safe. Loading reads the metadata and the newest unsummarized turns only,
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from redis.exceptions import RedisError, ResponseError
@@ -16,7 +18,7 @@ from brain.connection import RedisClient
 from brain.errors import ConflictError, InputError, StoreError
 from brain.keys import ConversationKeys, conversation_keys
 from brain.message import SCHEMA_VERSION, Message
-from brain.redis_scripts import COMMIT_SUMMARY, LOAD, SET_TITLE, WRITE
+from brain.redis_scripts import COMMIT_SUMMARY, HIDE, LOAD, SET_TITLE, WRITE
 from brain.store import Conversation, ConversationMeta, StoredState, Turn, WriteBatch, WriteResult
 
 __all__ = ["RedisMemoryStore"]
@@ -60,6 +62,7 @@ class RedisMemoryStore:
         self._write = client.register_script(WRITE)
         self._commit = client.register_script(COMMIT_SUMMARY)
         self._title = client.register_script(SET_TITLE)
+        self._hide = client.register_script(HIDE)
 
     def keys(self, conv: Conversation) -> ConversationKeys:
         return conversation_keys(self.prefix, conv.user_id, conv.chat_id)
@@ -86,13 +89,14 @@ class RedisMemoryStore:
 
     async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
         keys = self.keys(conv)
-        raw_meta, start, window, knowledge, length = await self._run(
+        raw_meta, start, window, knowledge, length, hidden = await self._run(
             self._load, keys, [max(window_turns, 0), max(knowledge_items, 0), self.ttl], "loading"
         )
         if not raw_meta:
             return StoredState(exists=False)
         meta = _parse_meta(keys, raw_meta, int(length))
-        turns = _parse_turns(keys.turns, window, int(start))
+        gone = {int(h) for h in hidden}
+        turns = [t for t in _parse_turns(keys.turns, window, int(start)) if t.seq not in gone]
         records = _parse(_KNOWLEDGE, keys.knowledge, knowledge)
         return StoredState(
             exists=True, meta=meta, window=tuple(turns), knowledge=tuple(r.msg for r in records)
@@ -142,12 +146,30 @@ class RedisMemoryStore:
         try:
             async with self._client.pipeline(transaction=False) as pipe:
                 pipe.lrange(keys.turns, start - 1, start - 2 + count)
+                pipe.smembers(keys.hidden)
                 for key in keys.all if self.ttl else ():
                     pipe.expire(key, self.ttl)
-                raw = (await pipe.execute())[0]
+                raw, hidden, *_ = await pipe.execute()
         except (RedisError, OSError) as exc:
             raise StoreError(f"reading turns of {keys.base} failed: {type(exc).__name__}: {exc}") from exc
-        return _parse_turns(keys.turns, raw, start - 1)
+        gone = {int(h) for h in hidden}
+        return [
+            replace(t, hidden=True) if t.seq in gone else t for t in _parse_turns(keys.turns, raw, start - 1)
+        ]
+
+    async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
+        keys = self.keys(conv)
+        if count <= 0:
+            return []
+        first = max(start, 1) - 1
+        try:
+            raw = await self._client.lrange(keys.knowledge, first, first + count - 1)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading knowledge of {keys.base} failed: {type(exc).__name__}: {exc}") from exc
+        return [r.msg for r in _parse(_KNOWLEDGE, keys.knowledge, cast(list[bytes], raw), first)]
+
+    async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
+        return int(await self._run(self._hide, self.keys(conv), [self.ttl, *seqs], "hiding turns of"))
 
     async def commit_summary(
         self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int

@@ -7,7 +7,8 @@ record (summary and how far it reaches, counters, last_talk, title). Appends are
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -53,6 +54,7 @@ class Turn:
     seq: int
     tokens: int
     message: Message
+    hidden: bool = False
 
 
 class ConversationMeta(BaseModel):
@@ -74,7 +76,7 @@ class StoredState(BaseModel):
 
     exists: bool
     meta: ConversationMeta = ConversationMeta()
-    window: tuple[Turn, ...] = ()
+    window: tuple[Turn, ...] = ()  # hidden turns left out
     knowledge: tuple[Message, ...] = ()
 
 
@@ -120,6 +122,14 @@ class MemoryStore(Protocol):
 
     async def set_title(self, conv: Conversation, title: str) -> None: ...
 
+    async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
+        """Take turns back (they stay stored, flagged hidden, out of the window). Returns the version."""
+        ...
+
+    async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
+        """Knowledge records [start, start + count), 1-based, oldest first."""
+        ...
+
     async def delete(self, conv: Conversation) -> bool: ...
 
 
@@ -129,17 +139,23 @@ class _Record:
         self.turns: list[Turn] = []
         self.ids: dict[str, int] = {}
         self.knowledge: list[Message] = []
+        self.hidden: set[int] = set()
 
 
 class InMemoryStore:
     """A `MemoryStore` in a dict, with the same semantics as the Redis store; for unit tests of roles."""
 
     def __init__(self, max_message_bytes: int = 1_048_576) -> None:
-        self._data: dict[tuple[str | bytes, str | bytes], _Record] = {}
+        self._data: dict[tuple[str, str], _Record] = {}
         self.max_message_bytes = max_message_bytes
 
+    @staticmethod
+    def _key(conv: Conversation) -> tuple[str, str]:
+        # As in Redis: an id is its bytes, so "a" and b"a" are the same conversation.
+        return encode_id(conv.user_id), encode_id(conv.chat_id)
+
     def _get(self, conv: Conversation) -> _Record | None:
-        return self._data.get((conv.user_id, conv.chat_id))
+        return self._data.get(self._key(conv))
 
     async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
         record = self._get(conv)
@@ -149,7 +165,7 @@ class InMemoryStore:
         return StoredState(
             exists=True,
             meta=record.meta,
-            window=tuple(record.turns[start:]),
+            window=tuple(t for t in record.turns[start:] if t.seq not in record.hidden),
             knowledge=tuple(record.knowledge[-knowledge_items:] if knowledge_items > 0 else ()),
         )
 
@@ -157,7 +173,7 @@ class InMemoryStore:
         for message, _ in batch.turns:
             if len(message.content.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
                 raise InputError(f"message {message.id} is larger than {self.max_message_bytes} bytes")
-        record = self._data.setdefault((conv.user_id, conv.chat_id), _Record())
+        record = self._data.setdefault(self._key(conv), _Record())
         seqs, added, tokens = [], 0, 0
         for message, count in batch.turns:
             seq = record.ids.get("t:" + message.id)
@@ -194,7 +210,32 @@ class InMemoryStore:
         record = self._get(conv)
         if record is None or count <= 0:
             return []
-        return record.turns[max(start, 1) - 1 : max(start, 1) - 1 + count]
+        turns = record.turns[max(start, 1) - 1 : max(start, 1) - 1 + count]
+        return [replace(t, hidden=t.seq in record.hidden) for t in turns]
+
+    async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
+        record = self._get(conv)
+        return (
+            []
+            if record is None or count <= 0
+            else record.knowledge[max(start, 1) - 1 : max(start, 1) - 1 + count]
+        )
+
+    async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
+        record = self._get(conv)
+        if record is None:
+            raise ConflictError(f"{conv.label}: conversation does not exist")
+        if any(not 1 <= s <= len(record.turns) for s in seqs):
+            raise ConflictError(f"{conv.label}: no such turn among {list(seqs)}")
+        tokens = sum(
+            record.turns[s - 1].tokens for s in set(seqs) - record.hidden if s > record.meta.summary_upto
+        )
+        record.hidden |= set(seqs)
+        meta = record.meta
+        record.meta = meta.model_copy(
+            update={"window_tokens": max(meta.window_tokens - tokens, 0), "version": meta.version + 1}
+        )
+        return record.meta.version
 
     async def commit_summary(
         self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
@@ -222,4 +263,4 @@ class InMemoryStore:
         record.meta = record.meta.model_copy(update={"title": title, "version": record.meta.version + 1})
 
     async def delete(self, conv: Conversation) -> bool:
-        return self._data.pop((conv.user_id, conv.chat_id), None) is not None
+        return self._data.pop(self._key(conv), None) is not None

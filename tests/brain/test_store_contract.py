@@ -171,3 +171,46 @@ async def test_hostile_ids_never_collide(store: MemoryStore) -> None:
     for n, (user, chat) in enumerate(pairs):
         turns = await store.read_turns(Conversation(user_id=user, chat_id=chat), 1, 10)
         assert [t.message.content for t in turns] == [str(n)], (user, chat)
+
+
+async def test_hidden_turns_stay_stored_but_leave_the_window(store: MemoryStore) -> None:
+    await store.write(CONV, batch(msgs(5)))
+    await store.hide_turns(CONV, [4, 5])
+    await store.hide_turns(CONV, [5])  # hiding twice changes nothing more
+    state = await store.load(CONV, window_turns=10, knowledge_items=0)
+    assert [t.seq for t in state.window] == [1, 2, 3] and state.meta.window_tokens == 30
+    turns = await store.read_turns(CONV, 1, 10)
+    assert [(t.seq, t.hidden) for t in turns] == [(1, False), (2, False), (3, False), (4, True), (5, True)]
+    with pytest.raises(ConflictError):
+        await store.hide_turns(CONV, [9])
+    with pytest.raises(ConflictError):
+        await store.hide_turns(Conversation(user_id="nobody", chat_id="x"), [1])
+
+
+async def test_knowledge_pages(store: MemoryStore) -> None:
+    facts = tuple(Message(id=f"k{i}", content=f"fact {i}") for i in range(5))
+    await store.write(CONV, WriteBatch(knowledge=facts))
+    assert [k.content for k in await store.read_knowledge(CONV, 2, 2)] == ["fact 1", "fact 2"]
+    assert await store.read_knowledge(CONV, 9, 2) == []
+
+
+async def test_export_import_round_trip_is_exact(store: MemoryStore) -> None:
+    from brain.transfer import export_conversation, import_conversation, parse_export
+
+    source = Conversation(user_id=b"\xffbin", chat_id="chat:1")
+    await store.write(
+        source,
+        batch(msgs(7), knowledge=(Message(id="k", content="fact"),), set_last_talk=True, last_talk="pending"),
+    )
+    await store.commit_summary(source, summary="S", upto=3, expected_upto=0, tokens=30)
+    await store.hide_turns(source, [6])
+    await store.set_title(source, "Title")
+    first = await export_conversation(store, source)
+    assert len(first.turns) == 7 and first.turns[5].hidden and first.last_talk == "pending"
+    await store.delete(source)
+    await import_conversation(store, parse_export(first.model_dump_json()))
+    second = await export_conversation(store, source)
+    assert second == first
+    assert (await store.load(source, window_turns=10, knowledge_items=10)).meta.window_tokens == 30
+    with pytest.raises(ConflictError, match="already has a conversation"):
+        await import_conversation(store, first)

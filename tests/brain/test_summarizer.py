@@ -127,3 +127,17 @@ async def test_memory_summarize_respects_caps(n_turns: int) -> None:
     await memory.summarize(llm)
     assert llm.usage.totals().calls <= 20 and llm.usage.totals().prompt_tokens <= 40_000
     assert memory.last_summary_stats is not None and memory.summary_upto == n_turns
+
+
+async def test_keep_recent_leaves_the_newest_turns_unsummarized() -> None:
+    memory = await BrainMemory.loads(InMemoryStore(), "u", "c")
+    for i in range(10):
+        memory.add_talk(Message(content=f"turn {i}"))
+    per_turn = memory.tokenizer.count("turn 0") + 4
+    llm = ScriptedLLM(["S"])
+    await memory.summarize(llm, keep_recent=3 * per_turn)
+    assert memory.summary_upto == 7 and [m.content for m in memory.history] == ["turn 7", "turn 8", "turn 9"]
+    assert "turn 6" in llm.calls[0].prompt_text and "turn 7" not in llm.calls[0].prompt_text
+    assert (
+        await memory.summarize(ScriptedLLM(), keep_recent=100 * per_turn) == "S"
+    )  # nothing old enough: no call

