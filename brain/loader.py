@@ -6,7 +6,7 @@ Pure: the result depends only on the arguments (the file named, the `environ` ma
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,15 @@ from pydantic import ValidationError
 from brain.errors import ConfigError
 from brain.settings import Settings
 
-__all__ = ["ENV_VARS", "find_config_file", "flatten", "load_settings", "load_settings_traced"]
+__all__ = [
+    "ENV_VARS",
+    "config_error",
+    "find_config_file",
+    "flatten",
+    "load_settings",
+    "load_settings_traced",
+    "read_config_file",
+]
 
 # Environment variable -> dotted setting it sets.
 ENV_VARS: dict[str, str] = {
@@ -55,17 +63,20 @@ def load_settings_traced(
     path: str | Path | None = None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    other_sections: Collection[str] = (),
 ) -> tuple[Settings, dict[str, str]]:
     """Like `load_settings`, plus where each set value came from: `file`, `env:VAR` or `argument`.
 
-    Keys not in the returned mapping have their default.
+    Keys not in the returned mapping have their default. Top-level `other_sections` of the file (e.g. a
+    deployment's `roles`) are left for their own reader.
     """
     env = dict(environ or {})
     file = find_config_file(path, env)
     sources: dict[str, str] = {}
     layers: list[tuple[dict[str, Any], str]] = []
     if file is not None:
-        layers.append((_read_yaml(file, env), "file"))
+        data = read_config_file(file, env)
+        layers.append(({k: v for k, v in data.items() if k not in other_sections}, "file"))
     env_sources = {ENV_VARS[name]: f"env:{name}" for name, value in env.items() if name in ENV_VARS and value}
     env_layer = {key: env[source[4:]] for key, source in env_sources.items()}
     layers.append((_unflatten(env_layer, "environment"), "env"))
@@ -86,11 +97,12 @@ def load_settings_traced(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        raise _config_error(exc, file, sources) from None
+        raise config_error(exc, file, sources) from None
     return settings, sources
 
 
-def _read_yaml(file: Path, environ: Mapping[str, str]) -> dict[str, Any]:
+def read_config_file(file: Path, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The YAML mapping in `file` with `${VAR}` interpolated; `ConfigError` saying where it is broken."""
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -176,10 +188,22 @@ def _inherit_named_llms(merged: dict[str, Any], sources: dict[str, str]) -> dict
     return out
 
 
-def _config_error(exc: ValidationError, file: Path | None, sources: Mapping[str, str]) -> ConfigError:
+def config_error(
+    exc: ValidationError,
+    file: Path | None,
+    sources: Mapping[str, str],
+    prefix: str = "",
+    model: Any = Settings,
+) -> ConfigError:
+    """A `ConfigError` naming, for each problem, where the value came from, its dotted key and the fix."""
     lines = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"])
+    errors = exc.errors()
+    locs = [tuple(e["loc"]) for e in errors]
+    for err in errors:
+        loc = tuple(err["loc"])
+        if any(len(other) > len(loc) and other[: len(loc)] == loc for other in locs):
+            continue  # a problem inside this value is reported on its own; the summary adds nothing
+        key = prefix + ".".join(str(p) for p in err["loc"])
         origin = sources.get(key, "")
         if origin.startswith("env:"):
             where = f"environment variable {origin[4:]}"
@@ -189,7 +213,8 @@ def _config_error(exc: ValidationError, file: Path | None, sources: Mapping[str,
             where = str(file) if file is not None else "settings"
         if err["type"] == "extra_forbidden":
             parent = key.rsplit(".", 1)[0] if "." in key else ""
-            hint = f"unknown key; remove it or check the spelling ({_valid_keys(parent)})"
+            valid = _valid_keys(model, parent.removeprefix(prefix))
+            hint = f"unknown key; remove it or check the spelling ({valid})"
         else:
             shown = err.get("input")
             hint = f"{err['msg']}; got {_short(shown)}" if "input" in err else err["msg"]
@@ -197,15 +222,19 @@ def _config_error(exc: ValidationError, file: Path | None, sources: Mapping[str,
     return ConfigError("invalid settings: " + "; ".join(lines))
 
 
-def _valid_keys(parent: str) -> str:
-    model: Any = Settings
+def _valid_keys(model: Any, parent: str) -> str:
     for part in parent.split(".") if parent else []:
+        if part.isdigit():
+            continue
         field = model.model_fields.get(part)
         annotation = getattr(field, "annotation", None)
+        for arg in getattr(annotation, "__args__", ()):  # list[X], X | None
+            if hasattr(arg, "model_fields"):
+                annotation = arg
         if annotation is None or not hasattr(annotation, "model_fields"):
             return "see config/default.yaml"
         model = annotation
-    return "valid keys: " + ", ".join(model.model_fields)
+    return "valid keys: " + ", ".join(f.alias or name for name, f in model.model_fields.items())
 
 
 def _short(value: Any) -> str:

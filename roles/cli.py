@@ -7,17 +7,24 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
 
 from brain import __version__
-from brain.errors import BrainError, ConfigError
+from brain.connection import RedisConnection
+from brain.errors import BrainError, ConfigError, InputError
 from brain.loader import find_config_file, flatten, load_settings_traced
 from brain.logs import configure_logging
+from brain.redis_store import RedisMemoryStore
 from brain.settings import Settings
-from roles.chat import run_plain_chat
+from brain.store import Conversation
+from brain.transfer import export_conversation, import_conversation, parse_export
+from roles.assistant import Assistant
 from roles.checks import check_llm, check_redis
+from roles.deploy import load_deployment, run_deployment
+from roles.repl import ChatSession, run_repl
 
 __all__ = ["NO_LLM_MESSAGE", "main", "settings_report"]
 
@@ -50,6 +57,25 @@ def _parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="chat with the assistant", parents=[common])
     chat.add_argument("--user", default="local", help="user id (default: local)")
     chat.add_argument("--chat", default="default", help="chat id (default: default)")
+    memory = commands.add_parser("memory", help="export, import or delete a chat's memory", parents=[common])
+    memory_commands = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    for name, text in (
+        ("export", "write the chat as JSON"),
+        ("import", "load a chat from JSON"),
+        ("delete", "delete the chat"),
+    ):
+        sub = memory_commands.add_parser(name, help=text, parents=[common])
+        sub.add_argument("--user", required=True)
+        sub.add_argument("--chat", required=True)
+        if name == "export":
+            sub.add_argument("--file", help="write here instead of standard output")
+        elif name == "import":
+            sub.add_argument("file", help="a file written by export")
+        else:
+            sub.add_argument("--yes", action="store_true", help="really delete")
+    run = commands.add_parser("run", help="run a YAML deployment", parents=[common])
+    run.add_argument("deployment", help="deployment YAML, e.g. config/writer-reviewer.yaml")
+    run.add_argument("--dry-run", action="store_true", help="validate and print the plan only")
     return parser
 
 
@@ -89,6 +115,8 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return 0
     path = getattr(args, "config", None)
     overrides = _parse_overrides(getattr(args, "set", []))
+    if args.command == "run":
+        return _run_deployment(Path(args.deployment), env, args.dry_run)
     settings, sources = load_settings_traced(path, env, overrides)
     configure_logging(settings.log, settings.secrets())
     if args.command == "config" and args.config_command == "show":
@@ -98,10 +126,81 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return 0
     if args.command == "config":
         return asyncio.run(_check(settings, sys.stdout))
+    if args.command == "memory":
+        return asyncio.run(_memory_command(settings, args))
     if not settings.llm.configured:
         print(NO_LLM_MESSAGE, file=sys.stderr)
         return 2
-    return asyncio.run(run_plain_chat(settings, sys.stdin, sys.stdout))
+    return _chat(settings, args.user, args.chat)
+
+
+def _chat(settings: Settings, user: str, chat: str) -> int:
+    with asyncio.Runner() as runner:
+        opened = Assistant.from_settings(settings)
+        assistant = runner.run(opened.__aenter__())
+        try:
+            session = ChatSession(assistant, user, chat, sys.stdout, confirm=_confirm)
+            return run_repl(runner, session, sys.stdin, settings.home)
+        finally:
+            runner.run(opened.__aexit__(None, None, None))
+
+
+def _confirm(question: str) -> bool:
+    if sys.stdin.isatty():
+        return input(question).strip().lower() in {"y", "yes"}
+    sys.stdout.write(question)
+    sys.stdout.flush()
+    return sys.stdin.readline().strip().lower() in {"y", "yes"}
+
+
+async def _memory_command(settings: Settings, args: argparse.Namespace) -> int:
+    conv = Conversation(args.user, args.chat)
+    if args.memory_command == "delete" and not args.yes:
+        print("brain: refusing to delete without --yes", file=sys.stderr)
+        return 2
+    async with await RedisConnection.open(settings) as connection:
+        store = RedisMemoryStore(
+            connection.client, prefix=settings.redis.key_prefix, ttl_seconds=settings.memory.ttl_seconds
+        )
+        if args.memory_command == "export":
+            text = (await export_conversation(store, conv)).model_dump_json(indent=2) + "\n"
+            if args.file:
+                await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
+            else:
+                sys.stdout.write(text)
+        elif args.memory_command == "import":
+            try:
+                data = await asyncio.to_thread(Path(args.file).read_text, encoding="utf-8")
+            except OSError as exc:
+                raise InputError(f"cannot read {args.file}: {exc.strerror}") from exc
+            export = parse_export(data)
+            await import_conversation(store, export, conv)
+            print(f"imported {len(export.turns)} turns into {args.user}/{args.chat}")
+        else:
+            existed = await store.delete(conv)
+            print(
+                f"deleted {args.user}/{args.chat}"
+                if existed
+                else f"nothing stored for {args.user}/{args.chat}"
+            )
+    return 0
+
+
+def _run_deployment(file: Path, env: dict[str, str], dry_run: bool) -> int:
+    settings, deployment = load_deployment(file, env)
+    configure_logging(settings.log, settings.secrets())
+    for line in deployment.plan(settings, file):
+        print(line)
+    if dry_run:
+        return 0
+    if not settings.llm.configured:
+        print(NO_LLM_MESSAGE, file=sys.stderr)
+        return 2
+    result = asyncio.run(run_deployment(settings, deployment, file))
+    for message in result.history:
+        print(f"\n[{message.sent_from} / {message.cause_by}]\n{message.content}")
+    print(f"\n{result.message}")
+    return 0
 
 
 def _parse_overrides(items: Sequence[str]) -> dict[str, Any]:

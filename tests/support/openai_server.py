@@ -10,12 +10,14 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
     "Chat",
+    "Dynamic",
     "Embeddings",
     "Fault",
     "Malformed",
@@ -35,6 +37,7 @@ class Chat:
     usage: tuple[int, int] | None = (10, 5)
     finish_reason: str = "stop"
     chunks: tuple[str, ...] | None = None  # how to split `content` when streaming; default by word
+    chunk_delay: float = 0.0  # seconds between streamed chunks
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,13 @@ class Malformed:
 
 
 @dataclass(frozen=True)
+class Dynamic:
+    """A reply computed from the request body (e.g. a summarizer that obeys the limit it is given)."""
+
+    reply: Callable[[dict[str, Any]], Chat]
+
+
+@dataclass(frozen=True)
 class Slow:
     """Wait `delay` seconds, then send `reply` (a client with a shorter timeout gives up first)."""
 
@@ -72,7 +82,7 @@ class Slow:
     reply: Chat | Embeddings | Models | Fault | Malformed
 
 
-Reply = Chat | Embeddings | Models | Fault | Malformed | Slow
+Reply = Chat | Embeddings | Models | Fault | Malformed | Slow | Dynamic
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,13 @@ class ScriptedOpenAIServer:
 
     def chat_requests(self) -> list[Recorded]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def take_unused(self) -> int:
+        """Drop the replies nobody asked for and say how many there were (for scripts padded on purpose)."""
+        with self._lock:
+            count = len(self._script)
+            self._script.clear()
+        return count
 
     def verify(self) -> None:
         """Fail if a request found the script empty, or replies were left unused."""
@@ -174,7 +191,9 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def _send(self, reply: Reply, body: dict[str, Any]) -> None:
-            if isinstance(reply, Slow):
+            if isinstance(reply, Dynamic):
+                self._send(reply.reply(body), body)
+            elif isinstance(reply, Slow):
                 time.sleep(reply.delay)
                 self._send(reply.reply, body)
             elif isinstance(reply, Fault):
@@ -230,6 +249,7 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._event(
                     {**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
                 )
+                time.sleep(reply.chunk_delay)
             for i, (name, args) in enumerate(reply.tool_calls):
                 text = json.dumps(args)
                 half = len(text) // 2

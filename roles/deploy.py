@@ -1,0 +1,181 @@
+"""YAML deployments: settings sections (llm, llms, redis, memory, log) plus `roles` and a `pipeline`.
+
+`load_deployment` validates everything, naming the file and the dotted key of each problem; `Deployment.plan`
+describes what would run; `run_deployment` builds the team (owning its clients) and runs the pipeline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from actions.prompt import PromptAction
+from brain.connection import RedisConnection
+from brain.errors import ConfigError
+from brain.llm import LLM
+from brain.loader import config_error, load_settings_traced, read_config_file
+from brain.openai_llm import OpenAILLM
+from brain.redis_store import RedisMemoryStore
+from brain.settings import Settings
+from roles.assistant import Assistant
+from roles.environment import Team, TeamResult
+from roles.role import USER_REQUIREMENT, Role
+from roles.skills import SkillDeclaration, Skills
+
+__all__ = ["ActionSpec", "Deployment", "PipelineSpec", "RoleSpec", "load_deployment", "run_deployment"]
+
+_STRICT = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class ActionSpec(BaseModel):
+    model_config = _STRICT
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+    instruction: str = Field(min_length=1)
+
+
+class RoleSpec(BaseModel):
+    model_config = _STRICT
+
+    name: str = Field(min_length=1, max_length=64)
+    kind: str = Field("role", alias="class", description="assistant, role, or module:Class")
+    profile: str = ""
+    goal: str = ""
+    constraints: str = ""
+    desc: str = ""
+    language: str = "English"
+    llm: str = "default"
+    skills: tuple[SkillDeclaration, ...] = ()
+    watch: tuple[str, ...] = (USER_REQUIREMENT,)
+    actions: tuple[ActionSpec, ...] = ()
+    react_mode: Literal["react", "by_order"] = "by_order"
+
+
+class PipelineSpec(BaseModel):
+    model_config = _STRICT
+
+    idea: str = Field(min_length=1)
+    n_round: int = Field(5, ge=1, le=1_000)
+    budget_tokens: int | None = Field(None, gt=0)
+    send_to: tuple[str, ...] = ()
+
+
+class Deployment(BaseModel):
+    model_config = _STRICT
+
+    roles: tuple[RoleSpec, ...] = Field(min_length=1)
+    pipeline: PipelineSpec | None = None
+
+    def plan(self, settings: Settings, file: Path) -> list[str]:
+        """What `brain run` would do, one line each; no secrets. Pure."""
+        lines = [f"deployment {file}", f"redis: {settings.redis.masked_url}"]
+        for name in sorted({r.llm for r in self.roles}):
+            llm = settings.llm if name == "default" else settings.llm_for(name)
+            lines.append(f"llm {name}: {llm.model} at {llm.base_url or 'https://api.openai.com/v1'}")
+        for role in self.roles:
+            actions = ", ".join(a.name for a in role.actions) or (
+                "TalkAction" if role.kind == "assistant" else "-"
+            )
+            skills = f"; skills: {', '.join(s.name for s in role.skills)}" if role.skills else ""
+            lines.append(
+                f"role {role.name} ({role.kind}, llm {role.llm}): watches {', '.join(role.watch)}; "
+                f"actions: {actions} ({role.react_mode}){skills}"
+            )
+        if self.pipeline is not None:
+            budget = self.pipeline.budget_tokens or "no"
+            lines.append(
+                f"pipeline: {self.pipeline.n_round} rounds at most, {budget} token budget; "
+                f"first message: {self.pipeline.idea!r}"
+            )
+        return lines
+
+
+def load_deployment(path: str | Path, environ: Mapping[str, str]) -> tuple[Settings, Deployment]:
+    """Settings and deployment from one YAML file; every error names the file and the dotted key."""
+    file = Path(path)
+    settings, _ = load_settings_traced(file, environ, other_sections=("roles", "pipeline"))
+    data = read_config_file(file, environ)
+    try:
+        deployment = Deployment.model_validate({k: data[k] for k in ("roles", "pipeline") if k in data})
+    except ValidationError as exc:
+        raise config_error(exc, file, {}, model=Deployment) from None
+    names = [r.name for r in deployment.roles]
+    for i, role in enumerate(deployment.roles):
+        if role.name in names[:i]:
+            raise ConfigError(f"{file}: roles.{i}.name: two roles are named {role.name!r}")
+        if role.llm != "default" and role.llm not in settings.llms:
+            raise ConfigError(f"{file}: roles.{i}.llm: no LLM named {role.llm!r}; define it under llms:")
+        if role.kind == "role" and not role.actions:
+            raise ConfigError(f"{file}: roles.{i}.actions: a plain role needs at least one action")
+        if role.kind not in {"role", "assistant"} and ":" not in role.kind:
+            raise ConfigError(f"{file}: roles.{i}.class: write assistant, role, or module:Class")
+        Skills.load(role.skills, where=f"{file}: roles.{i}.skills")
+    return settings, deployment
+
+
+def _role_class(kind: str, where: str) -> type[Role]:
+    module, _, name = kind.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{where}: cannot import {kind!r}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Role)):
+        raise ConfigError(f"{where}: {kind!r} is not a Role class")
+    return cls
+
+
+async def run_deployment(settings: Settings, deployment: Deployment, file: Path) -> TeamResult:
+    """Build the roles (one client per named LLM, one Redis connection) and run the pipeline."""
+    if deployment.pipeline is None:
+        raise ConfigError(f"{file}: pipeline: nothing to run; add pipeline: {{idea: ..., n_round: ...}}")
+    async with contextlib.AsyncExitStack() as stack:
+        llms: dict[str, LLM] = {}
+        for name in {r.llm for r in deployment.roles}:
+            config = settings.llm if name == "default" else settings.llm_for(name)
+            llms[name] = await stack.enter_async_context(OpenAILLM.from_settings(config))
+        store = None
+        if any(r.kind == "assistant" for r in deployment.roles):
+            connection = await RedisConnection.open(settings)
+            stack.push_async_callback(connection.aclose)
+            store = RedisMemoryStore(
+                connection.client, prefix=settings.redis.key_prefix, ttl_seconds=settings.memory.ttl_seconds
+            )
+        roles: list[Role] = []
+        for i, spec in enumerate(deployment.roles):
+            persona: dict[str, Any] = {
+                "name": spec.name,
+                "profile": spec.profile,
+                "goal": spec.goal,
+                "constraints": spec.constraints,
+                "desc": spec.desc,
+                "language": spec.language,
+                "watch": spec.watch,
+            }
+            llm = llms[spec.llm]
+            if spec.kind == "assistant":
+                assert store is not None
+                roles.append(
+                    Assistant(
+                        llm=llm,
+                        store=store,
+                        memory_settings=settings.memory,
+                        context_window=settings.llm.context_window,
+                        chat_id=f"deploy-{file.stem}",
+                        skills=Skills.load(spec.skills),
+                        **persona,
+                    )
+                )
+                continue
+            cls = Role if spec.kind == "role" else _role_class(spec.kind, f"{file}: roles.{i}.class")
+            actions = [PromptAction(a.name, a.instruction) for a in spec.actions]
+            roles.append(cls(llm=llm, actions=actions, react_mode=spec.react_mode, **persona))
+        team = Team(budget_tokens=deployment.pipeline.budget_tokens)
+        team.hire(roles)
+        return await team.run(
+            deployment.pipeline.idea, deployment.pipeline.n_round, deployment.pipeline.send_to
+        )

@@ -1,0 +1,331 @@
+"""`brain chat`, `brain memory` and `brain run` as users run them: real processes, real Valkey/Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from brain import BrainMemory, RedisMemoryStore, Settings
+from brain.connection import RedisConnection
+from tests.support.openai_server import Chat, ScriptedOpenAIServer
+
+BRAIN = str(Path(sys.executable).parent / "brain")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def env_for(server: ScriptedOpenAIServer, **extra: str) -> dict[str, str]:
+    return {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-test", **extra}
+
+
+def brain(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([BRAIN, *args], input=stdin, capture_output=True, text=True, timeout=60, env=env)
+
+
+async def stored(user: str = "local", chat: str = "default") -> BrainMemory:
+    settings = Settings(home=Path(os.environ["BRAIN_HOME"]))
+    async with await RedisConnection.open(settings) as connection:
+        return await BrainMemory.loads(RedisMemoryStore(connection.client), user, chat)
+
+
+async def test_restart_and_remember(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("Nice to meet you, Ann."), Chat("Your name is Ann."))
+    env = env_for(openai_server)
+    first = brain("chat", env=env, stdin="My name is Ann.\n")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "Nice to meet you, Ann.\n"
+    second = brain("chat", env=env, stdin="What is my name?\n/exit\n")
+    assert second.stdout == "Your name is Ann.\n"
+    messages = openai_server.chat_requests()[1].body["messages"]
+    assert [m["content"] for m in messages[1:]] == [
+        "My name is Ann.",
+        "Nice to meet you, Ann.",
+        "What is my name?",
+    ]
+    assert (await stored()).turn_count == 4
+
+
+def test_every_slash_command(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(
+        Chat("Hello!"), Chat("Hello again!"), Chat("SUMMARY: Ann said hi."), Chat("Greetings")
+    )
+    export = tmp_path / "chat.json"
+    script = (
+        "\n".join(
+            [
+                "hi",
+                "/knowledge add Ann is vegetarian",
+                "/memory",
+                "/dump",
+                "/rewrite Hi there!",
+                "/dump 3",
+                "/retry",
+                "/pop",
+                "/dump 5",
+                "/summarize",
+                "/title",
+                "/usage",
+                f"/export {export}",
+                "/forget",
+                "y",
+                "/memory",
+                f"/import {export}",
+                "/dump 2",
+                "/forget",
+                "n",
+                "/help",
+                "/bogus",
+                "/knowledge",
+                "/exit",
+                "never read",
+            ]
+        )
+        + "\n"
+    )
+    result = brain("chat", "--chat", "cmds", env=env_for(openai_server), stdin=script)
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    expected = [
+        "Hello!",
+        "remembered",
+        "knowledge: Ann is vegetarian",
+        "window: 2 turns",
+        "#1 User: hi\n#2 Lily: Hello!",
+        "the last answer was replaced",
+        "#2 Lily: Hello! (taken back)\n#3 Lily: Hi there!",
+        "Hello again!",
+        "took back 1 turn(s); they stay stored (see /dump)",
+        "#5 Lily: Hello again! (taken back)",
+        "summary: SUMMARY: Ann said hi.",
+        "title: Greetings",
+        "calls: 4; prompt tokens: 40; completion tokens: 20",
+        "calls per turn: [1, 1]",
+        f"exported 5 turns to {export}",
+        "forgotten",
+        "summary: (none yet)",
+        "imported 5 turns",
+        "#4 User: hi\n#5 Lily: Hello again! (taken back)",
+        "kept",
+        "/knowledge add TEXT remember TEXT as knowledge",
+        "unknown command /bogus; /help lists them",
+        "usage: /knowledge add TEXT",
+    ]
+    position = 0
+    for piece in expected:
+        found = out.find(piece, position)
+        assert found >= 0, f"{piece!r} not in order in:\n{out}"
+        position = found + len(piece)
+    assert "never read" not in out
+    data = json.loads(export.read_text())
+    assert data["format"] == "brain-assistant.conversation" and "sk-test" not in export.read_text()
+    retry_request = openai_server.chat_requests()[1].body["messages"]
+    assert [m["content"] for m in retry_request[-1:]] == ["hi"]
+    assert not any(
+        m["content"] in {"Hello!", "Hi there!"} for m in retry_request
+    )  # taken back turns are gone
+
+
+def test_ctrl_c_cancels_the_reply_not_the_session(openai_server: ScriptedOpenAIServer) -> None:
+    slow = Chat(" ".join(f"word{i}" for i in range(200)), chunk_delay=0.05)
+    openai_server.script(slow, Chat("Second answer."))
+    child = pexpect.spawn(
+        BRAIN,
+        ["chat", "--chat", "pty"],
+        env=env_for(openai_server),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect("you> ")
+    child.sendline("Tell me a long story")
+    child.expect("word3 ")
+    child.sendintr()
+    child.expect(r"\[reply cancelled; nothing was lost\]")
+    child.expect("you> ")
+    child.send("Short plese\x1b[D\x1b[Da")  # line editing: cursor left twice, insert the missing letter
+    child.sendline("")
+    child.expect("Second answer.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    second = openai_server.chat_requests()[1].body["messages"]
+    assert second[-1]["content"] == "Short please"
+    assert "word3" not in json.dumps(second)  # the cancelled reply was never stored
+
+
+async def test_cancelled_reply_left_memory_consistent(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat(" ".join(f"w{i}" for i in range(100)), chunk_delay=0.05))
+    child = pexpect.spawn(
+        BRAIN, ["chat", "--chat", "c2"], env=env_for(openai_server), encoding="utf-8", timeout=30
+    )
+    child.expect("you> ")
+    child.sendline("Question that gets cancelled")
+    child.expect("w2 ")
+    child.sendintr()
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    memory = await stored(chat="c2")
+    assert memory.history == [] and memory.last_talk == "Question that gets cancelled"
+
+
+def test_two_processes_serving_one_chat_stay_consistent(
+    openai_server: ScriptedOpenAIServer, redis_server_url: str
+) -> None:
+    openai_server.script(*(Chat(f"answer {i}") for i in range(6)))
+    env = env_for(openai_server, BRAIN_REDIS_URL=redis_server_url)
+    procs = [
+        subprocess.Popen(
+            [BRAIN, "chat", "--user", "u2p", "--chat", "shared"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    for i in range(6):
+        proc = procs[i % 2]
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(f"question {i}\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == f"answer {i}\n"
+    for proc in procs:
+        proc.communicate("/exit\n", timeout=30)
+    last = openai_server.chat_requests()[-1].body["messages"]
+    assert [m["content"] for m in last[1:]] == [
+        x for i in range(5) for x in (f"question {i}", f"answer {i}")
+    ] + ["question 5"]
+
+
+def test_memory_export_import_delete(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(Chat("A1"), Chat("A2"))
+    env = env_for(openai_server)
+    brain("chat", "--user", "ann", "--chat", "x", env=env, stdin="Q1\nQ2\n")
+    first = brain("memory", "export", "--user", "ann", "--chat", "x", env=env)
+    assert first.returncode == 0 and json.loads(first.stdout)["turns"][3]["message"]["content"] == "A2"
+    refused = brain("memory", "delete", "--user", "ann", "--chat", "x", env=env)
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    assert (
+        brain("memory", "delete", "--user", "ann", "--chat", "x", "--yes", env=env).stdout
+        == "deleted ann/x\n"
+    )
+    file = tmp_path / "x.json"
+    file.write_text(first.stdout)
+    imported = brain("memory", "import", "--user", "ann", "--chat", "x", str(file), env=env)
+    assert imported.stdout == "imported 4 turns into ann/x\n"
+    again = brain(
+        "memory", "export", "--user", "ann", "--chat", "x", "--file", str(tmp_path / "y.json"), env=env
+    )
+    assert again.returncode == 0 and (tmp_path / "y.json").read_text() == first.stdout  # round trip exact
+    twice = brain("memory", "import", "--user", "ann", "--chat", "x", str(file), env=env)
+    assert twice.returncode == 1 and "already has a conversation; delete it first" in twice.stderr
+    file.write_text("{}")
+    broken = brain("memory", "import", "--user", "ann", "--chat", "y", str(file), env=env)
+    assert broken.returncode == 1 and "not a brain-assistant conversation export" in broken.stderr
+
+
+@pytest.mark.parametrize("name", ["assistant.yaml", "writer-reviewer.yaml", "research-pipeline.yaml"])
+def test_shipped_deployments_validate(name: str) -> None:
+    result = brain("run", str(ROOT / "config" / name), "--dry-run", env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"deployment {ROOT / 'config' / name}\n") and "pipeline:" in result.stdout
+
+
+def test_run_writer_reviewer(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(
+        Chat("Draft one."), Chat("- Too short."), Chat("Draft two, longer."), Chat("APPROVED")
+    )
+    result = brain("run", str(ROOT / "config" / "writer-reviewer.yaml"), env=env_for(openai_server))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "[Writer / Write]\nDraft two, longer." in result.stdout
+        and "[Reviewer / Review]\nAPPROVED" in result.stdout
+    )
+    assert "stopped after n_round=4 rounds" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        (
+            "roles:\n  - name: W\n    actions: [{name: Write}]\n",
+            r"roles\.0\.actions\.0\.instruction: Field required",
+        ),
+        (
+            "roles:\n  - name: W\n    colour: red\n    actions: [{name: A, instruction: x}]\n",
+            r"roles\.0\.colour: unknown key.*valid keys: name, class, profile",
+        ),
+        (
+            "roles:\n  - name: W\n    llm: fancy\n    actions: [{name: A, instruction: x}]\n",
+            r"roles\.0\.llm: no LLM named 'fancy'",
+        ),
+        ("roles: []\n", r"roles: Tuple should have at least 1 item"),
+        ("roles:\n  - name: W\n", r"roles\.0\.actions: a plain role needs at least one action"),
+        (
+            "roles:\n  - name: W\n    class: nowhere:Nothing\n    actions: [{name: A, instruction: x}]\n"
+            "pipeline: {idea: go}\n",
+            r"roles\.0\.class: cannot import 'nowhere:Nothing'",
+        ),
+        (
+            "roles:\n  - name: W\n    skills: [{name: s, description: d, entry: 'no.such:thing'}]\n"
+            "    actions: [{name: A, instruction: x}]\n",
+            r"roles\.0\.skills\[0\]\.entry: cannot import",
+        ),
+        (
+            "pipeline: {idea: x}\nroles:\n  - {name: W, actions: [{name: A, instruction: x}]}\n"
+            "  - {name: W, actions: [{name: A, instruction: x}]}\n",
+            r"roles\.1\.name: two roles are named 'W'",
+        ),
+    ],
+)
+def test_deployment_errors_name_file_and_key(
+    yaml_text: str, message: str, tmp_path: Path, openai_server: ScriptedOpenAIServer
+) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_text(yaml_text)
+    result = brain("run", str(path), env=env_for(openai_server))
+    assert result.returncode != 0
+    assert str(path) in result.stderr
+    import re
+
+    assert re.search(message, result.stderr), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_examples_run_as_written(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(
+        Chat("Hello Alice!"),
+        Chat("You love hiking."),
+        Chat("Leaves fall\non the fjord"),
+        Chat("Lovely rhythm."),
+    )
+    env = env_for(openai_server)
+    first = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "assistant.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "Hello Alice!\nYou love hiking.\n(2 LLM calls)\n"
+    second = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "pipeline.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert second.returncode == 0, second.stderr
+    assert (
+        "[Writer] Leaves fall\non the fjord" in second.stdout and "[Reviewer] Lovely rhythm." in second.stdout
+    )
+    assert "done: no role has anything left to do after 2 rounds" in second.stdout
