@@ -30,9 +30,7 @@ from brain.usage import UsageLedger
 from roles import Assistant
 
 TURNS = 500
-WORDS = tuple(
-    "trip Oslo hotel museum train rain jacket dinner budget plan weekend hike fjord coffee map".split(" ")
-)
+WORDS = "trip Oslo hotel museum train rain jacket dinner budget plan weekend hike fjord coffee map".split(" ")
 
 
 class TimedLLM:
