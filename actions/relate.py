@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 import re
 
+from actions.base import Action, ActionContext, transcript
 from brain.errors import LLMError
 from brain.llm import LLM, ChatMessage
 
 __all__ = [
+    "IsRelated",
+    "RelateAndRewrite",
+    "Rewrite",
     "clearly_unrelated",
     "is_related",
     "parse_relate_and_rewrite",
@@ -228,3 +232,42 @@ async def relate_and_rewrite(llm: LLM, sentence: str, context: str) -> str:
     reply = await llm.complete(render_relate_and_rewrite(sentence, context))
     related, rewritten = parse_relate_and_rewrite(reply.content or "")
     return rewritten if related and rewritten else sentence
+
+
+def _split(context: ActionContext) -> tuple[str, str]:
+    if not context.messages:
+        raise LLMError("nothing to relate: no message received")
+    return transcript(context.messages[:-1]), context.messages[-1].content
+
+
+class IsRelated(Action):
+    """As a role action: TRUE or FALSE, does the last message depend on the ones before it."""
+
+    def __init__(self) -> None:
+        super().__init__("IsRelated", "does the new message depend on the conversation")
+
+    async def run(self, llm: LLM, context: ActionContext) -> str:
+        earlier, text = _split(context)
+        return "TRUE" if await is_related(llm, earlier, text) else "FALSE"
+
+
+class Rewrite(Action):
+    """As a role action: the last message made self-contained with the ones before it."""
+
+    def __init__(self) -> None:
+        super().__init__("Rewrite", "make the new message self-contained")
+
+    async def run(self, llm: LLM, context: ActionContext) -> str:
+        earlier, text = _split(context)
+        return await rewrite(llm, text, earlier)
+
+
+class RelateAndRewrite(Action):
+    """As a role action: both in one call; the last message unchanged when unrelated."""
+
+    def __init__(self) -> None:
+        super().__init__("RelateAndRewrite", "relate and rewrite the new message in one call")
+
+    async def run(self, llm: LLM, context: ActionContext) -> str:
+        earlier, text = _split(context)
+        return await relate_and_rewrite(llm, text, earlier)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from actions.base import Action, ActionContext, transcript
 from brain.errors import LLMError
 from brain.llm import LLM, ChatMessage
 
-__all__ = ["render_summarize", "summarize_text"]
+__all__ = ["Summarize", "render_summarize", "summarize_text"]
 
 
 def render_summarize(text: str, max_words: int, keep_language: bool = False) -> list[ChatMessage]:
@@ -27,3 +28,14 @@ async def summarize_text(llm: LLM, text: str, max_words: int, keep_language: boo
     if not summary:
         raise LLMError(f"{llm.model}: the summary came back empty")
     return summary
+
+
+class Summarize(Action):
+    """As a role action: summarize the messages received."""
+
+    def __init__(self, max_words: int = 200, keep_language: bool = False) -> None:
+        super().__init__("Summarize", "summarize the conversation")
+        self.max_words, self.keep_language = max_words, keep_language
+
+    async def run(self, llm: LLM, context: ActionContext) -> str:
+        return await summarize_text(llm, transcript(context.messages), self.max_words, self.keep_language)

@@ -12,18 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from actions.relate import is_related as _is_related
-from actions.relate import relate_and_rewrite as _relate_and_rewrite
-from actions.relate import rewrite as _rewrite
-from actions.title import make_title
 from brain.errors import InputError, LLMError, StoreError
 from brain.keys import conversation_keys
 from brain.llm import LLM
 from brain.message import Message, speaker
 from brain.settings import MemorySettings
 from brain.store import Conversation, MemoryStore, StoredState, Turn, WriteBatch
-from brain.summarizer import Summarizer, SummaryStats
 from brain.tokens import OFFLINE_ENCODING, Tokenizer
+from brain.usage import SummaryStats
 
 __all__ = ["BrainMemory"]
 
@@ -297,6 +293,8 @@ class BrainMemory(BaseModel):
         lines += [f"{speaker(t.message)}: {t.message.content}" for t in turns if not t.hidden]
         if limit > 0 and self.tokenizer.count("\n".join(lines)) < limit:
             return "\n".join(lines)
+        from brain.summarizer import Summarizer  # LLM work lives in actions, which import brain: import late
+
         summarizer = Summarizer.from_settings(llm, self.tokenizer, self._settings)
         summary, self.last_summary_stats = await summarizer.summarize(lines, max_words, keep_language)
         if not summary.strip():
@@ -314,6 +312,8 @@ class BrainMemory(BaseModel):
         )
         if not text.strip():
             return "New conversation"
+        from actions.title import make_title
+
         title = await make_title(
             llm, self.tokenizer.truncate(text, self._settings.window_tokens), max_words, language
         )
@@ -325,17 +325,23 @@ class BrainMemory(BaseModel):
     @staticmethod
     async def is_related(text1: str, text2: str, llm: LLM) -> bool:
         """Whether `text2` (a new message) depends on `text1` (the conversation so far)."""
-        return await _is_related(llm, text1, text2)
+        from actions.relate import is_related
+
+        return await is_related(llm, text1, text2)
 
     @staticmethod
     async def rewrite(sentence: str, context: str, llm: LLM) -> str:
         """`sentence` made self-contained with `context`; only the rewritten sentence is returned."""
-        return await _rewrite(llm, sentence, context)
+        from actions.relate import rewrite
+
+        return await rewrite(llm, sentence, context)
 
     @staticmethod
     async def relate_and_rewrite(sentence: str, context: str, llm: LLM) -> str:
         """`is_related` and `rewrite` in one call (none when clearly unrelated): what to answer."""
-        return await _relate_and_rewrite(llm, sentence, context)
+        from actions.relate import relate_and_rewrite
+
+        return await relate_and_rewrite(llm, sentence, context)
 
     @staticmethod
     def extract_info(input_string: str, pattern: str = r"\[([A-Z]+)\]:\s*(.+)") -> tuple[str | None, str]:

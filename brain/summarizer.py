@@ -13,28 +13,17 @@ import asyncio
 import math
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from actions.summarize import render_summarize, summarize_text
 from brain.errors import LLMError
 from brain.llm import LLM
 from brain.settings import MemorySettings
 from brain.tokens import Tokenizer
+from brain.usage import SummaryStats
 
 __all__ = ["Summarizer", "SummaryStats", "fit_lines", "pack_windows", "window_words"]
 
 FLOOR_WORDS = 40  # no window is asked for fewer words than this
 TOKENS_PER_WORD = 4 / 3
-
-
-class SummaryStats(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    calls: int = 0
-    estimated_prompt_tokens: int = 0
-    rounds: int = 0
-    precompressed: bool = False  # lines were cut to fit the prompt-token cap before any call
-    truncated: bool = False  # the result is a deterministic truncation, not the LLM's final summary
 
 
 def window_words(n_windows: int, max_words: int, floor: int = FLOOR_WORDS) -> int:

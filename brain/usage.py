@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["CallRecord", "Usage", "UsageLedger", "UsageTotals"]
+__all__ = ["CallRecord", "SummaryStats", "Usage", "UsageLedger", "UsageTotals"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -85,3 +85,15 @@ def _sum(records: list[CallRecord]) -> UsageTotals:
         completion_tokens=sum(r.usage.completion_tokens for r in records),
         latency_s=sum(r.latency_s for r in records),
     )
+
+
+class SummaryStats(BaseModel):
+    """What one summarize run cost and how it ended."""
+
+    model_config = _FROZEN
+
+    calls: int = 0
+    estimated_prompt_tokens: int = 0
+    rounds: int = 0
+    precompressed: bool = False  # lines were cut to fit the prompt-token cap before any call
+    truncated: bool = False  # the result is a deterministic truncation, not the LLM's final summary

@@ -85,3 +85,30 @@ async def test_one_combined_call() -> None:
 async def test_garbage_verdict_from_the_model_is_an_error() -> None:
     with pytest.raises(LLMError):
         await is_related(ScriptedLLM(["NOT TRUE"]), CONTEXT, "Is it warm there?")
+
+
+async def test_as_role_actions() -> None:
+    from actions import ActionContext, IsRelated, Persona, RelateAndRewrite, Rewrite, Summarize
+    from brain import Message
+
+    context = ActionContext(
+        persona=Persona(),
+        messages=(
+            Message(content="I am planning a trip to Oslo in May.", sent_from="User"),
+            Message(content="Book hotels there", sent_from="User"),
+        ),
+    )
+    llm = ScriptedLLM(
+        [
+            "TRUE",
+            "Book hotels in Oslo",
+            '{"related": true, "rewritten": "Book Oslo hotels"}',
+            "User plans Oslo in May and wants hotels.",
+        ]
+    )
+    assert await IsRelated().run(llm, context) == "TRUE"
+    assert await Rewrite().run(llm, context) == "Book hotels in Oslo"
+    assert await RelateAndRewrite().run(llm, context) == "Book Oslo hotels"
+    assert await Summarize(max_words=30).run(llm, context) == "User plans Oslo in May and wants hotels."
+    assert "at most 30 words" in (llm.calls[-1].messages[0].content or "")
+    assert "User: I am planning a trip to Oslo in May." in llm.calls[-1].prompt_text

@@ -50,46 +50,38 @@ async def test_restart_and_remember(openai_server: ScriptedOpenAIServer) -> None
     assert (await stored()).turn_count == 4
 
 
-def test_every_slash_command(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
-    openai_server.script(
-        Chat("Hello!"), Chat("Hello again!"), Chat("SUMMARY: Ann said hi."), Chat("Greetings")
-    )
-    export = tmp_path / "chat.json"
-    script = (
-        "\n".join(
-            [
-                "hi",
-                "/knowledge add Ann is vegetarian",
-                "/memory",
-                "/dump",
-                "/rewrite Hi there!",
-                "/dump 3",
-                "/retry",
-                "/pop",
-                "/dump 5",
-                "/summarize",
-                "/title",
-                "/usage",
-                f"/export {export}",
-                "/forget",
-                "y",
-                "/memory",
-                f"/import {export}",
-                "/dump 2",
-                "/forget",
-                "n",
-                "/help",
-                "/bogus",
-                "/knowledge",
-                "/exit",
-                "never read",
-            ]
-        )
-        + "\n"
-    )
-    result = brain("chat", "--chat", "cmds", env=env_for(openai_server), stdin=script)
-    out = result.stdout
-    assert result.returncode == 0, result.stderr
+SLASH_REPLIES = (Chat("Hello!"), Chat("Hello again!"), Chat("SUMMARY: Ann said hi."), Chat("Greetings"))
+
+
+def slash_lines(export: Path) -> list[str]:
+    return [
+        "hi",
+        "/knowledge add Ann is vegetarian",
+        "/memory",
+        "/dump",
+        "/rewrite Hi there!",
+        "/dump 3",
+        "/retry",
+        "/pop",
+        "/dump 5",
+        "/summarize",
+        "/title",
+        "/usage",
+        f"/export {export}",
+        "/forget",
+        "y",
+        "/memory",
+        f"/import {export}",
+        "/dump 2",
+        "/forget",
+        "n",
+        "/help",
+        "/bogus",
+        "/knowledge",
+    ]
+
+
+def assert_slash_output(out: str, export: Path, server: ScriptedOpenAIServer) -> None:
     expected = [
         "Hello!",
         "remembered",
@@ -120,14 +112,47 @@ def test_every_slash_command(openai_server: ScriptedOpenAIServer, tmp_path: Path
         found = out.find(piece, position)
         assert found >= 0, f"{piece!r} not in order in:\n{out}"
         position = found + len(piece)
-    assert "never read" not in out
     data = json.loads(export.read_text())
     assert data["format"] == "brain-assistant.conversation" and "sk-test" not in export.read_text()
-    retry_request = openai_server.chat_requests()[1].body["messages"]
-    assert [m["content"] for m in retry_request[-1:]] == ["hi"]
+    retry_request = server.chat_requests()[1].body["messages"]
+    assert retry_request[-1]["content"] == "hi"
     assert not any(
         m["content"] in {"Hello!", "Hi there!"} for m in retry_request
-    )  # taken back turns are gone
+    )  # taken back: not in prompt
+
+
+def test_every_slash_command_in_a_terminal(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(*SLASH_REPLIES)
+    export = tmp_path / "chat.json"
+    child = pexpect.spawn(
+        BRAIN,
+        ["chat", "--chat", "cmds"],
+        env=env_for(openai_server),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(60, 250),
+    )
+    child.expect("you> ")
+    out = ""
+    for line in slash_lines(export):
+        child.sendline(line)
+        child.expect(r"\[y/N\] " if line == "/forget" else "you> ")
+        out += child.before.replace("\r\n", "\n")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert_slash_output(out, export, openai_server)
+
+
+def test_every_slash_command_from_a_pipe(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(*SLASH_REPLIES)
+    export = tmp_path / "chat.json"
+    script = "\n".join([*slash_lines(export), "/exit", "never read"]) + "\n"
+    result = brain("chat", "--chat", "cmds", env=env_for(openai_server), stdin=script)
+    assert result.returncode == 0, result.stderr
+    assert_slash_output(result.stdout, export, openai_server)
+    assert "never read" not in result.stdout
 
 
 def test_ctrl_c_cancels_the_reply_not_the_session(openai_server: ScriptedOpenAIServer) -> None:
