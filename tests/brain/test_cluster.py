@@ -101,3 +101,21 @@ async def test_memory_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
             await connection.client.cluster_keyslot(store.keys(Conversation("user", c)).meta) for c in chats
         }
         assert len(slots) > 3  # the conversations really are spread over the nodes' slots
+
+
+async def test_search_index_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
+    from brain.search_index import IndexedDoc, SearchIndex
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        for tenant in ("alice", "bob", "carol"):
+            index = SearchIndex(connection.client, tenant)
+            await index.add(IndexedDoc(id="1", text=f"{tenant} likes green tea", tags=("drinks",)))
+            await index.add(IndexedDoc(id="2", text=f"{tenant} booked a flight"))
+            hits, total = await index.search("tea", tags=["drinks"])
+            assert total == 1 and hits[0].doc.text == f"{tenant} likes green tea"
+            assert await index.delete("1")
+            await index.drop()
+            assert await index.count() == 0

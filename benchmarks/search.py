@@ -1,0 +1,80 @@
+"""Archival search cost: one tenant with 10,000 and 100,000 seeded synthetic passages in a local Redis.
+
+Reports insert throughput (passages/s, one client, one script call per passage) and lexical query latency
+(p50/p95 over 300 queries of 1 to 4 words drawn like the passages' words). Prints a table, then one JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import redis.asyncio as aioredis
+
+from benchmarks._servers import local_redis
+from brain.search_index import IndexedDoc, SearchIndex
+
+SIZES = [10_000, 100_000]
+QUERIES = 300
+
+
+def vocabulary(rng: random.Random, n: int = 20_000) -> list[str]:
+    letters = "abcdefghijklmnoprstuvwyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(n)]
+
+
+def passage(rng: random.Random, words: list[str], weights: list[float]) -> str:
+    return " ".join(rng.choices(words, weights, k=rng.randint(30, 80))) + "."
+
+
+async def main() -> None:
+    rng = random.Random(2026)
+    words = vocabulary(rng)
+    weights = [1 / (rank + 10) for rank in range(len(words))]  # Zipf-like: a few words are everywhere
+    results: dict[int, dict[str, float]] = {}
+    with local_redis() as (url, server):
+        client = aioredis.Redis.from_url(url)
+        for size in SIZES:
+            index = SearchIndex(client, f"bench-{size}")
+            texts = [passage(rng, words, weights) for _ in range(size)]
+            started = time.perf_counter()
+            for i, text in enumerate(texts):
+                await index.add(IndexedDoc(id=str(i), text=text, tags=(f"t{i % 7}",), ts=1_700_000_000 + i))
+            insert_per_s = size / (time.perf_counter() - started)
+            latencies = []
+            for _ in range(QUERIES):
+                query = " ".join(rng.choices(words, weights, k=rng.randint(1, 4)))
+                t0 = time.perf_counter()
+                await index.search(query, limit=10)
+                latencies.append((time.perf_counter() - t0) * 1000)
+            results[size] = {
+                "insert_per_s": insert_per_s,
+                "p50": statistics.median(latencies),
+                "p95": statistics.quantiles(latencies, n=20)[18],
+            }
+            await index.drop()
+        await client.aclose()
+    print(f"server: {server}; lexical BM25 search, top 10, {QUERIES} queries per size")
+    print(f"{'passages':>9} | {'insert/s':>9} | {'p50 ms':>7} | {'p95 ms':>7}")
+    for size, r in results.items():
+        print(f"{size:>9} | {r['insert_per_s']:>9.0f} | {r['p50']:>7.2f} | {r['p95']:>7.2f}")
+    print(
+        json.dumps(
+            {
+                "insert_per_s": round(min(r["insert_per_s"] for r in results.values())),
+                "p50_ms": {str(s): round(r["p50"], 3) for s, r in results.items()},
+                "p95_ms": {str(s): round(r["p95"], 3) for s, r in results.items()},
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,257 @@
+"""A lexical (BM25) index in plain Redis data structures: works on Redis 7 and Valkey without modules.
+
+One index per namespace (e.g. a user's archival memory); all its keys share one hash tag, so every query
+touches only that namespace's keys (tenants are isolated by construction) and works on Redis Cluster.
+Per namespace: `docs` (id -> record JSON), `len` (id -> term count), `time` (id by timestamp),
+`post:<term>` (id -> term frequency), `tag:<tag>` (ids), `stats` (doc count, total length).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from redis.exceptions import RedisError
+
+from brain.connection import RedisClient
+from brain.errors import InputError, StoreError
+from brain.keys import encode_id
+from brain.text_search import term_counts
+
+__all__ = ["Hit", "IndexedDoc", "SearchIndex"]
+
+# Keys inside one index are built in the scripts from the declared `docs` key: they share its hash tag, so
+# they live in the same Cluster slot; passing hundreds of posting keys per call would cost more than the work.
+_COMMON = """
+local base = string.sub(KEYS[1], 1, #KEYS[1] - 5)  -- KEYS[1] is '<base>:docs'
+local function key(part) return base .. ':' .. part end
+"""
+
+_ADD = (
+    _COMMON
+    + """
+-- KEYS: docs; ARGV: id, record, ts, length, postings 'term tf term tf ...', tags 'tag tag ...'
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', key('len'), ARGV[1], ARGV[4])
+redis.call('ZADD', key('time'), ARGV[3], ARGV[1])
+redis.call('HINCRBY', key('stats'), 'n', 1)
+redis.call('HINCRBY', key('stats'), 'total', ARGV[4])
+for term, tf in string.gmatch(ARGV[5], '(%S+) (%S+)') do
+  redis.call('ZADD', key('post:' .. term), tf, ARGV[1])
+end
+for tag in string.gmatch(ARGV[6], '%S+') do redis.call('SADD', key('tag:' .. tag), ARGV[1]) end
+return 1
+"""
+)
+
+_DELETE = (
+    _COMMON
+    + """
+-- KEYS: docs; ARGV: id, terms 'term term ...', tags 'tag tag ...'
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+local length = tonumber(redis.call('HGET', key('len'), ARGV[1]) or '0')
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', key('len'), ARGV[1])
+redis.call('ZREM', key('time'), ARGV[1])
+redis.call('HINCRBY', key('stats'), 'n', -1)
+redis.call('HINCRBY', key('stats'), 'total', 0 - length)
+for term in string.gmatch(ARGV[2], '%S+') do redis.call('ZREM', key('post:' .. term), ARGV[1]) end
+for tag in string.gmatch(ARGV[3], '%S+') do redis.call('SREM', key('tag:' .. tag), ARGV[1]) end
+return 1
+"""
+)
+
+_SEARCH = (
+    _COMMON
+    + """
+-- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit
+local per_term, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local t0, t1, offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
+if n == 0 then return {0} end
+local avg = tonumber(redis.call('HGET', key('stats'), 'total') or '0') / n
+local lens = key('len')
+local scores, order = {}, {}
+for term in string.gmatch(ARGV[1], '%S+') do
+  local postings_key = key('post:' .. term)
+  local df = redis.call('ZCARD', postings_key)
+  if df > 0 then
+    local idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    local postings = redis.call('ZREVRANGE', postings_key, 0, per_term - 1, 'WITHSCORES')
+    for j = 1, #postings, 2 do
+      local id, tf = postings[j], tonumber(postings[j + 1])
+      local len = tonumber(redis.call('HGET', lens, id) or avg)
+      local s = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg))
+      if scores[id] == nil then order[#order + 1] = id; scores[id] = s else scores[id] = scores[id] + s end
+    end
+  end
+end
+local tags = {}
+for tag in string.gmatch(ARGV[2], '%S+') do tags[#tags + 1] = key('tag:' .. tag) end
+local times = key('time')
+local hits = {}
+for _, id in ipairs(order) do
+  local ok = true
+  if t0 > -1e300 or t1 < 1e300 then
+    local ts = tonumber(redis.call('ZSCORE', times, id) or '0')
+    ok = ts >= t0 and ts <= t1
+  end
+  if ok and #tags > 0 then
+    ok = false
+    for _, tag_key in ipairs(tags) do
+      if redis.call('SISMEMBER', tag_key, id) == 1 then ok = true; break end
+    end
+  end
+  if ok then hits[#hits + 1] = {id, scores[id]} end
+end
+table.sort(hits, function(x, y) if x[2] == y[2] then return x[1] < y[1] end return x[2] > y[2] end)
+local out = {#hits}
+for i = offset + 1, math.min(offset + limit, #hits) do
+  out[#out + 1] = hits[i][1]; out[#out + 1] = tostring(hits[i][2])
+end
+return out
+"""
+)
+
+
+class IndexedDoc(BaseModel):
+    """A stored passage or turn: text with tags, source and a timestamp (seconds since the epoch)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, max_length=256)
+    text: str
+    tags: tuple[str, ...] = ()
+    source: str = ""
+    ts: float = Field(default_factory=time.time)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Hit(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    doc: IndexedDoc
+    score: float
+
+
+class SearchIndex:
+    """BM25 search over one namespace's documents, plus date-range listing. Clients are injected."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        namespace: str | bytes,
+        *,
+        prefix: str = "brain",
+        per_term: int = 2_000,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        self._client = client
+        self.base = f"{prefix}:{{idx.{encode_id(namespace, 'namespace')}}}"
+        self.per_term, self.k1, self.b = per_term, k1, b
+        self._add = client.register_script(_ADD)
+        self._delete = client.register_script(_DELETE)
+        self._search = client.register_script(_SEARCH)
+
+    def _key(self, part: str) -> str:
+        return f"{self.base}:{part}"
+
+    async def _call(self, what: str, coro: Any) -> Any:
+        try:
+            return await coro
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"{what} in {self.base} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def add(self, doc: IndexedDoc) -> bool:
+        """Index `doc`; False (nothing changed) when a document with its id is already there."""
+        counts = term_counts(doc.text)
+        tags = sorted({t.strip().lower() for t in doc.tags if t.strip()})
+        if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
+            raise InputError("tags are at most 64 characters, without ':' or spaces")
+        record = doc.model_copy(update={"tags": tuple(tags)}).model_dump_json()
+        postings = " ".join(f"{term} {tf}" for term, tf in counts.items())
+        args: list[Any] = [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags)]
+        return bool(await self._call("indexing", self._add(keys=[self._key("docs")], args=args)))
+
+    async def delete(self, doc_id: str) -> bool:
+        doc = await self.get(doc_id)
+        if doc is None:
+            return False
+        args = [doc_id, " ".join(term_counts(doc.text)), " ".join(doc.tags)]
+        return bool(await self._call("deleting", self._delete(keys=[self._key("docs")], args=args)))
+
+    async def get(self, doc_id: str) -> IndexedDoc | None:
+        raw = await self._call("reading", self._client.hget(self._key("docs"), doc_id))
+        return None if raw is None else IndexedDoc.model_validate_json(raw)
+
+    async def count(self) -> int:
+        return int(await self._call("counting", self._client.hget(self._key("stats"), "n")) or 0)
+
+    async def _docs(self, ids: Sequence[str]) -> list[IndexedDoc]:
+        if not ids:
+            return []
+        raw = await self._call("reading", self._client.hmget(self._key("docs"), list(ids)))
+        return [IndexedDoc.model_validate_json(r) for r in raw if r is not None]
+
+    async def search(
+        self,
+        query: str,
+        *,
+        tags: Sequence[str] = (),
+        start: float | None = None,
+        end: float | None = None,
+        offset: int = 0,
+        limit: int = 10,
+    ) -> tuple[list[Hit], int]:
+        """BM25 hits for `query` (best first) within the filters, and how many matched in all.
+
+        An empty query lists documents in the date range, newest first."""
+        query_terms = sorted(set(term_counts(query)))
+        tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
+        if not query_terms:
+            return await self._by_date(tag_list, start, end, offset, limit)
+        args: list[Any] = [
+            " ".join(query_terms),
+            " ".join(tag_list),
+            self.per_term,
+            self.k1,
+            self.b,
+            start if start is not None else -1e308,
+            end if end is not None else 1e308,
+            max(offset, 0),
+            max(limit, 0),
+        ]
+        total, *flat = await self._call("searching", self._search(keys=[self._key("docs")], args=args))
+        ids, scores = flat[0::2], [float(s) for s in flat[1::2]]
+        docs = {d.id: d for d in await self._docs([x.decode() if isinstance(x, bytes) else x for x in ids])}
+        names = [x.decode() if isinstance(x, bytes) else x for x in ids]
+        hits = [Hit(doc=docs[i], score=s) for i, s in zip(names, scores, strict=True) if i in docs]
+        return hits, int(total)
+
+    async def _by_date(
+        self, tags: Sequence[str], start: float | None, end: float | None, offset: int, limit: int
+    ) -> tuple[list[Hit], int]:
+        low = "-inf" if start is None else start
+        high = "+inf" if end is None else end
+        ids = await self._call("listing", self._client.zrevrangebyscore(self._key("time"), high, low))
+        ids = [i.decode() if isinstance(i, bytes) else i for i in ids]
+        if tags:
+            allowed: set[str] = set()
+            for tag in tags:
+                members = await self._call("listing", self._client.smembers(self._key(f"tag:{tag}")))
+                allowed |= {m.decode() if isinstance(m, bytes) else m for m in members}
+            ids = [i for i in ids if i in allowed]
+        page = ids[offset : offset + limit]
+        return [Hit(doc=d, score=0.0) for d in await self._docs(page)], len(ids)
+
+    async def drop(self) -> None:
+        """Delete the whole namespace (its keys are found by their hash tag, not by a global scan)."""
+        keys = [
+            k async for k in self._client.scan_iter(match=f"{self.base.replace('{', '[{]')}:*", count=1_000)
+        ]
+        for start in range(0, len(keys), 500):
+            await self._call("dropping", self._client.delete(*keys[start : start + 500]))
