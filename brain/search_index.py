@@ -168,14 +168,26 @@ class SearchIndex:
 
     async def add(self, doc: IndexedDoc) -> bool:
         """Index `doc`; False (nothing changed) when a document with its id is already there."""
+        args = self._add_args(doc)
+        return bool(await self._call("indexing", self._add(keys=[self._key("docs")], args=args)))
+
+    async def add_many(self, docs: Sequence[IndexedDoc]) -> int:
+        """Index many documents in one round trip (each atomically); how many were new."""
+        if not docs:
+            return 0
+        pipe = self._client.pipeline(transaction=False)
+        for doc in docs:
+            await self._add(keys=[self._key("docs")], args=self._add_args(doc), client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
+        return sum(map(bool, await self._call("indexing", pipe.execute())))
+
+    def _add_args(self, doc: IndexedDoc) -> list[Any]:
         counts = term_counts(doc.text)
         tags = sorted({t.strip().lower() for t in doc.tags if t.strip()})
         if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
             raise InputError("tags are at most 64 characters, without ':' or spaces")
         record = doc.model_copy(update={"tags": tuple(tags)}).model_dump_json()
         postings = " ".join(f"{term} {tf}" for term, tf in counts.items())
-        args: list[Any] = [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags)]
-        return bool(await self._call("indexing", self._add(keys=[self._key("docs")], args=args)))
+        return [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags)]
 
     async def delete(self, doc_id: str) -> bool:
         doc = await self.get(doc_id)

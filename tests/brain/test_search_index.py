@@ -80,3 +80,11 @@ async def test_delete_and_drop(redis_client: aioredis.Redis) -> None:
     await index.drop()
     assert await index.count() == 0 and (await index.search("Ann"))[1] == 0
     assert await other.count() == 1  # another tenant's index is untouched
+
+
+async def test_add_many(redis_client: aioredis.Redis) -> None:
+    index = SearchIndex(redis_client, "bulk")
+    assert await index.add_many(DOCS) == 4
+    assert await index.add_many(DOCS[:2]) == 0  # already there
+    assert await index.add_many([]) == 0
+    assert [h.doc.id for h in (await index.search("curry"))[0]] == ["d", "a"]

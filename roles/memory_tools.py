@@ -1,0 +1,229 @@
+"""MemGPT's memory tools over core memory, archival memory and recall memory.
+
+Each tool takes `request_heartbeat`: true asks for another step after the result (bounded by the step cap).
+Bad arguments and failed edits come back as tool errors the model sees, never as exceptions.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.core_memory import CoreMemory
+from brain.errors import InputError
+from brain.llm import ToolCall, ToolSpec
+from brain.search_index import Hit, IndexedDoc, SearchIndex
+from roles.skills import check_arguments
+
+__all__ = ["MemoryTools", "ToolOutcome"]
+
+_HEARTBEAT = {"type": "boolean", "description": "true to think again after seeing the result"}
+
+
+def _spec(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {**properties, "request_heartbeat": _HEARTBEAT},
+            "required": required,
+            "additionalProperties": False,
+        },
+    )
+
+
+SPECS = [
+    _spec("send_message", "Send a message to the user.", {"message": {"type": "string"}}, ["message"]),
+    _spec(
+        "core_memory_append",
+        "Append text to a core memory block.",
+        {"label": {"type": "string"}, "content": {"type": "string"}},
+        ["label", "content"],
+    ),
+    _spec(
+        "core_memory_replace",
+        "Replace exact text in a core memory block (empty new text deletes it).",
+        {"label": {"type": "string"}, "old_content": {"type": "string"}, "new_content": {"type": "string"}},
+        ["label", "old_content", "new_content"],
+    ),
+    _spec(
+        "archival_memory_insert",
+        "Store a passage in long-term archival memory.",
+        {"content": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+        ["content"],
+    ),
+    _spec(
+        "archival_memory_search",
+        "Search archival memory (words, optional tags and ISO dates).",
+        {
+            "query": {"type": "string"},
+            "page": {"type": "integer"},
+            "tags": {"type": "array"},
+            "start_date": {"type": "string"},
+            "end_date": {"type": "string"},
+        },
+        ["query"],
+    ),
+    _spec(
+        "conversation_search",
+        "Search past messages of this conversation by words.",
+        {"query": {"type": "string"}, "page": {"type": "integer"}},
+        ["query"],
+    ),
+    _spec(
+        "conversation_search_date",
+        "List past messages between two ISO dates (YYYY-MM-DD).",
+        {"start_date": {"type": "string"}, "end_date": {"type": "string"}, "page": {"type": "integer"}},
+        ["start_date", "end_date"],
+    ),
+]
+
+
+class ToolOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    result: str
+    heartbeat: bool = False
+    message: str | None = None  # what send_message said to the user
+    failed: bool = False
+
+
+def _date(value: Any, end: bool = False) -> float | None:
+    if value in (None, ""):
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value))
+    except ValueError:
+        raise InputError(f"{value!r} is not an ISO date like 2026-05-01") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    if end and len(str(value)) <= 10:
+        return parsed.timestamp() + 86_400 - 1e-6  # the whole end day
+    return parsed.timestamp()
+
+
+def _page(hits: list[Hit], total: int, page: int, size: int) -> str:
+    items = [
+        {
+            "id": h.doc.id,
+            "text": h.doc.text,
+            "timestamp": datetime.fromtimestamp(h.doc.ts, UTC).isoformat(timespec="seconds"),
+            "score": round(h.score, 4),
+            **({"tags": list(h.doc.tags)} if h.doc.tags else {}),
+        }
+        for h in hits
+    ]
+    pages = max((total + size - 1) // size, 1)
+    return json.dumps({"results": items, "page": page, "pages": pages, "total": total})
+
+
+class MemoryTools:
+    """The tool set of one agent: its core memory scopes, archival index and recall index."""
+
+    def __init__(
+        self,
+        core: CoreMemory,
+        scopes: dict[str, str],
+        archival: SearchIndex,
+        recall: SearchIndex,
+        *,
+        page_size: int = 5,
+    ) -> None:
+        self.core, self.scopes, self.archival, self.recall = core, scopes, archival, recall
+        self.page_size = page_size
+        self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[ToolOutcome]]] = {
+            "send_message": self._send_message,
+            "core_memory_append": self._append,
+            "core_memory_replace": self._replace,
+            "archival_memory_insert": self._insert,
+            "archival_memory_search": self._archival_search,
+            "conversation_search": self._conversation_search,
+            "conversation_search_date": self._conversation_date,
+        }
+
+    @property
+    def specs(self) -> list[ToolSpec]:
+        return list(SPECS)
+
+    def handles(self, name: str) -> bool:
+        return name in self._handlers
+
+    async def invoke(self, call: ToolCall) -> ToolOutcome:
+        handler = self._handlers.get(call.name)
+        if handler is None:
+            return ToolOutcome(result=f"error: unknown tool {call.name!r}", heartbeat=True, failed=True)
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            return ToolOutcome(
+                result=f"error: the arguments of {call.name} are not valid JSON", heartbeat=True, failed=True
+            )
+        spec = next(s for s in SPECS if s.name == call.name)
+        complaint = check_arguments(spec.parameters, arguments)
+        if complaint is not None:
+            return ToolOutcome(result=f"error: {call.name}: {complaint}", heartbeat=True, failed=True)
+        heartbeat = bool(arguments.pop("request_heartbeat", False))
+        try:
+            outcome = await handler(arguments)
+        except InputError as exc:  # an over-limit edit, a bad date, ...: the model sees it and can fix it
+            return ToolOutcome(result=f"error: {exc}", heartbeat=True, failed=True)
+        return outcome.model_copy(update={"heartbeat": heartbeat or outcome.heartbeat})
+
+    def _scope(self, label: str) -> str:
+        if label not in self.scopes:
+            raise InputError(f"there is no core memory block {label!r}; blocks: {', '.join(self.scopes)}")
+        return self.scopes[label]
+
+    async def _send_message(self, a: dict[str, Any]) -> ToolOutcome:
+        return ToolOutcome(result="sent", message=a["message"])
+
+    async def _append(self, a: dict[str, Any]) -> ToolOutcome:
+        block = await self.core.append(self._scope(a["label"]), a["label"], a["content"])
+        return ToolOutcome(result=f"ok: {a['label']} has {len(block.value)} of {block.limit} characters")
+
+    async def _replace(self, a: dict[str, Any]) -> ToolOutcome:
+        block = await self.core.replace(
+            self._scope(a["label"]), a["label"], a["old_content"], a["new_content"]
+        )
+        return ToolOutcome(result=f"ok: {a['label']} has {len(block.value)} of {block.limit} characters")
+
+    async def _insert(self, a: dict[str, Any]) -> ToolOutcome:
+        doc = IndexedDoc(
+            id=uuid.uuid4().hex, text=a["content"], tags=tuple(a.get("tags") or ()), source="agent"
+        )
+        await self.archival.add(doc)
+        return ToolOutcome(result=f"ok: stored passage {doc.id}")
+
+    async def _archival_search(self, a: dict[str, Any]) -> ToolOutcome:
+        page = max(int(a.get("page") or 0), 0)
+        hits, total = await self.archival.search(
+            a["query"],
+            tags=a.get("tags") or (),
+            start=_date(a.get("start_date")),
+            end=_date(a.get("end_date"), end=True),
+            offset=page * self.page_size,
+            limit=self.page_size,
+        )
+        return ToolOutcome(result=_page(hits, total, page, self.page_size))
+
+    async def _conversation_search(self, a: dict[str, Any]) -> ToolOutcome:
+        page = max(int(a.get("page") or 0), 0)
+        hits, total = await self.recall.search(a["query"], offset=page * self.page_size, limit=self.page_size)
+        return ToolOutcome(result=_page(hits, total, page, self.page_size))
+
+    async def _conversation_date(self, a: dict[str, Any]) -> ToolOutcome:
+        page = max(int(a.get("page") or 0), 0)
+        hits, total = await self.recall.search(
+            "",
+            start=_date(a["start_date"]),
+            end=_date(a["end_date"], end=True),
+            offset=page * self.page_size,
+            limit=self.page_size,
+        )
+        return ToolOutcome(result=_page(hits, total, page, self.page_size))
