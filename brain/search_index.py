@@ -146,7 +146,7 @@ class SearchIndex:
         namespace: str | bytes,
         *,
         prefix: str = "brain",
-        per_term: int = 2_000,
+        per_term: int = 1_000,
         k1: float = 1.2,
         b: float = 0.75,
     ) -> None:
