@@ -93,6 +93,8 @@ class MemorySettings(BaseModel):
     model_config = _FROZEN
 
     llm: str = Field("memory", description="name in `llms` used for memory work; falls back to `llm`")
+    mode: Literal["brain", "tiered"] = "brain"
+    pressure_share: float = Field(0.75, gt=0, le=1)
     ttl_seconds: int | None = Field(None, gt=0)
     max_message_bytes: int = Field(1_048_576, gt=0)
     summarize_share: float = Field(0.5, gt=0, le=1)

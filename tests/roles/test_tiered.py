@@ -1,0 +1,204 @@
+"""The tiered (MemGPT) mode: every memory tool through the scripted model, heartbeats, limits, isolation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis.asyncio as aioredis
+
+from brain import InMemoryStore, LLMError, MemorySettings
+from brain.core_memory import Block, CoreMemory
+from brain.search_index import SearchIndex
+from brain.testing import ScriptedLLM, obey_word_limit, tool_calls
+from roles.tiered import TieredAssistant
+
+
+def tiered(llm: ScriptedLLM, client: aioredis.Redis, **kw: object) -> TieredAssistant:
+    return TieredAssistant(llm=llm, store=InMemoryStore(), core=CoreMemory(client), index_client=client, **kw)  # type: ignore[arg-type]
+
+
+def say(text: str) -> object:
+    return tool_calls(("send_message", {"message": text}))
+
+
+async def test_core_memory_edit_with_heartbeat_and_stable_prefix(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM(
+        [
+            tool_calls(
+                ("core_memory_append", {"label": "human", "content": "Name: Ann", "request_heartbeat": True})
+            ),
+            say("Nice to meet you, Ann!"),
+            say("You are Ann."),
+        ]
+    )
+    agent = tiered(llm, redis_client)
+    assert await agent.chat("u1", "c", "I am Ann") == "Nice to meet you, Ann!"
+    assert await agent.chat("u1", "c", "Who am I?") == "You are Ann."
+    first, second, third = llm.calls
+    assert first.messages[0] == second.messages[0] == third.messages[0]  # the system prompt never changes
+    assert "Name: Ann" not in (first.messages[1].content or "")
+    assert "<human> (what you know about the user)\nName: Ann" in (second.messages[1].content or "")
+    assert {t.name for t in first.tools} >= {"send_message", "core_memory_append", "conversation_search_date"}
+    [human] = [b for b in await CoreMemory(redis_client).list("user:u1") if b.label == "human"]
+    assert human.value == "Name: Ann"
+
+
+async def test_limit_enforced_with_room_left(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM(
+        [
+            tool_calls(("core_memory_append", {"label": "human", "content": "x" * 50})),
+            say("I could not save all of that."),
+        ]
+    )
+    agent = tiered(
+        llm, redis_client, blocks=(Block(label="persona", value="p"), Block(label="human", limit=20))
+    )
+    assert await agent.chat("u2", "c", "remember a lot") == "I could not save all of that."
+    [result] = [m.content for m in llm.calls[1].messages if m.role == "tool"]
+    assert result is not None and result.startswith("error: block 'human' holds at most 20 characters")
+    assert "(20 characters of room left)" in result  # a failed tool call earns another step
+
+
+async def test_archival_insert_and_search_and_conversation_search(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM(
+        [
+            tool_calls(
+                (
+                    "archival_memory_insert",
+                    {
+                        "content": "Ann's passport expires in 2027",
+                        "tags": ["docs"],
+                        "request_heartbeat": True,
+                    },
+                )
+            ),
+            say("Saved."),
+            tool_calls(
+                ("archival_memory_search", {"query": "passport", "tags": ["docs"], "request_heartbeat": True})
+            ),
+            say("It expires in 2027."),
+            tool_calls(("conversation_search", {"query": "passport", "request_heartbeat": True})),
+            tool_calls(
+                (
+                    "conversation_search_date",
+                    {"start_date": "2000-01-01", "end_date": "2100-01-01", "request_heartbeat": True},
+                )
+            ),
+            say("You asked about it before."),
+        ]
+    )
+    agent = tiered(llm, redis_client)
+    await agent.chat("u3", "c", "Note my passport expiry")
+    assert await agent.chat("u3", "c", "When does my passport expire?") == "It expires in 2027."
+    found = json.loads([m.content for m in llm.calls[3].messages if m.role == "tool"][-1] or "")
+    assert found["total"] == 1 and found["results"][0]["text"] == "Ann's passport expires in 2027"
+    assert found["results"][0]["tags"] == ["docs"]
+    await agent.chat("u3", "c", "Did I mention it?")
+    recall = json.loads([m.content for m in llm.calls[5].messages if m.role == "tool"][-1] or "")
+    assert recall["total"] >= 2 and any(
+        r["text"] == "User: Note my passport expiry" for r in recall["results"]
+    )
+    by_date = json.loads([m.content for m in llm.calls[6].messages if m.role == "tool"][-1] or "")
+    assert by_date["total"] == 4 and by_date["pages"] == 1
+
+
+async def test_heartbeat_chain_is_capped(redis_client: aioredis.Redis) -> None:
+    loop = tool_calls(("conversation_search", {"query": "x", "request_heartbeat": True}))
+    llm = ScriptedLLM([loop, loop, loop, "Final answer without tools."])
+    agent = tiered(llm, redis_client, memory_settings=MemorySettings(max_tool_steps=3))
+    assert await agent.chat("u4", "c", "go") == "Final answer without tools."
+    assert [bool(c.tools) for c in llm.calls] == [True, True, True, False]
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (
+            ("core_memory_append", {"label": "diary", "content": "x"}),
+            "error: there is no core memory block 'diary'",
+        ),
+        (
+            ("core_memory_replace", {"label": "human", "old_content": "zzz", "new_content": "y"}),
+            "was not found",
+        ),
+        (("archival_memory_search", {"query": "x", "start_date": "yesterday"}), "is not an ISO date"),
+        (("archival_memory_insert", {"tags": ["a"]}), "missing required argument(s): content"),
+        (("send_message", {"message": "hi", "mood": "happy"}), "unknown argument 'mood'"),
+        (("teleport", {}), "error: there is no skill named 'teleport'"),
+    ],
+)
+async def test_bad_tool_calls_become_tool_errors(
+    redis_client: aioredis.Redis, call: tuple[str, dict[str, object]], error: str
+) -> None:
+    llm = ScriptedLLM([tool_calls(call), say("Sorry.")])
+    assert await tiered(llm, redis_client).chat("u5", "c", "do it") == "Sorry."
+    assert error in (next(m.content for m in llm.calls[1].messages if m.role == "tool") or "")
+
+
+async def test_no_message_to_the_user_is_an_error_and_changes_nothing(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM([tool_calls(("conversation_search", {"query": "x"}))])
+    agent = tiered(llm, redis_client)
+    with pytest.raises(LLMError, match="without a message"):
+        await agent.chat("u6", "c", "hello")
+    memory = await agent.load_memory("u6", "c")
+    assert memory.history == [] and memory.last_talk == "hello"
+
+
+async def test_tenants_cannot_see_each_other(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM(
+        [
+            tool_calls(
+                ("archival_memory_insert", {"content": "alice bank pin 1234", "request_heartbeat": True})
+            ),
+            say("ok"),
+            tool_calls(("archival_memory_search", {"query": "bank pin", "request_heartbeat": True})),
+            say("nothing"),
+        ]
+    )
+    agent = tiered(llm, redis_client)
+    await agent.chat("alice", "c", "store my pin")
+    await agent.chat("bob", "c", "what is alice's pin?")
+    found = json.loads([m.content for m in llm.calls[3].messages if m.role == "tool"][-1] or "")
+    assert found["total"] == 0
+    assert (await SearchIndex(redis_client, "archival:alice").search("pin"))[1] == 1
+
+
+async def test_shared_block_between_two_agents(redis_client: aioredis.Redis) -> None:
+    core = CoreMemory(redis_client)
+    await core.create("team:research", Block(label="team", value="Deadline: Friday", limit=200))
+    llm = ScriptedLLM(
+        [
+            tool_calls(
+                ("core_memory_append", {"label": "team", "content": "Owner: Bea", "request_heartbeat": True})
+            ),
+            say("ok"),
+            say("noted"),
+        ]
+    )
+    writer = tiered(llm, redis_client, shared_blocks={"team": "team:research"}, name="Writer")
+    editor = tiered(llm, redis_client, shared_blocks={"team": "team:research"}, name="Editor")
+    await writer.chat("u7", "c", "Bea owns it")
+    await editor.chat("u8", "c", "who owns it?")
+    assert "Deadline: Friday\nOwner: Bea" in (llm.calls[2].messages[1].content or "")
+
+
+async def test_pressure_note_and_the_prompt_always_fits(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM([say(f"answer {i}") for i in range(12)])
+    settings = MemorySettings(
+        pressure_share=0.5, prompt_history_share=0.9, reply_tokens=64, summarize_share=1.0
+    )
+    agent = tiered(
+        llm,
+        redis_client,
+        context_window=600,
+        memory_settings=settings,
+        memory_llm=ScriptedLLM([obey_word_limit] * 20),
+    )
+    for i in range(12):
+        await agent.chat("u9", "c", f"message {i} " + "filler words " * 20)
+    from brain.context import is_well_formed, prompt_tokens
+
+    assert all(prompt_tokens(c.messages, agent.tokenizer) <= 600 - 64 for c in llm.calls)
+    assert all(is_well_formed(c.messages) for c in llm.calls)
+    assert any("Memory pressure" in (m.content or "") for m in llm.calls[-1].messages)
