@@ -8,7 +8,9 @@ Per namespace: `docs` (id -> record JSON), `len` (id -> term count), `time` (id 
 
 from __future__ import annotations
 
+import math
 import time
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +20,7 @@ from redis.exceptions import RedisError
 from brain.connection import RedisClient
 from brain.errors import InputError, StoreError
 from brain.keys import encode_id
-from brain.text_search import term_counts
+from brain.text_search import reciprocal_rank_fusion, term_counts
 
 __all__ = ["Hit", "IndexedDoc", "SearchIndex"]
 
@@ -32,8 +34,9 @@ local function key(part) return base .. ':' .. part end
 _ADD = (
     _COMMON
     + """
--- KEYS: docs; ARGV: id, record, ts, length, postings 'term tf term tf ...', tags 'tag tag ...'
+-- KEYS: docs; ARGV: id, record, ts, length, postings 'term tf term tf ...', tags 'tag tag ...', vector
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+if ARGV[7] ~= '' then redis.call('HSET', key('vec'), ARGV[1], ARGV[7]) end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', key('len'), ARGV[1], ARGV[4])
 redis.call('ZADD', key('time'), ARGV[3], ARGV[1])
@@ -55,6 +58,7 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 local length = tonumber(redis.call('HGET', key('len'), ARGV[1]) or '0')
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', key('len'), ARGV[1])
+redis.call('HDEL', key('vec'), ARGV[1])
 redis.call('ZREM', key('time'), ARGV[1])
 redis.call('HINCRBY', key('stats'), 'n', -1)
 redis.call('HINCRBY', key('stats'), 'total', 0 - length)
@@ -166,28 +170,32 @@ class SearchIndex:
         except (RedisError, OSError) as exc:
             raise StoreError(f"{what} in {self.base} failed: {type(exc).__name__}: {exc}") from exc
 
-    async def add(self, doc: IndexedDoc) -> bool:
-        """Index `doc`; False (nothing changed) when a document with its id is already there."""
-        args = self._add_args(doc)
+    async def add(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> bool:
+        """Index `doc` (and its embedding); False (nothing changed) when its id is already there."""
+        args = self._add_args(doc, vector)
         return bool(await self._call("indexing", self._add(keys=[self._key("docs")], args=args)))
 
-    async def add_many(self, docs: Sequence[IndexedDoc]) -> int:
+    async def add_many(
+        self, docs: Sequence[IndexedDoc], vectors: Sequence[Sequence[float]] | None = None
+    ) -> int:
         """Index many documents in one round trip (each atomically); how many were new."""
         if not docs:
             return 0
         pipe = self._client.pipeline(transaction=False)
-        for doc in docs:
-            await self._add(keys=[self._key("docs")], args=self._add_args(doc), client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
+        for i, doc in enumerate(docs):
+            args = self._add_args(doc, vectors[i] if vectors is not None else None)
+            await self._add(keys=[self._key("docs")], args=args, client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
         return sum(map(bool, await self._call("indexing", pipe.execute())))
 
-    def _add_args(self, doc: IndexedDoc) -> list[Any]:
+    def _add_args(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> list[Any]:
         counts = term_counts(doc.text)
         tags = sorted({t.strip().lower() for t in doc.tags if t.strip()})
         if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
             raise InputError("tags are at most 64 characters, without ':' or spaces")
         record = doc.model_copy(update={"tags": tuple(tags)}).model_dump_json()
         postings = " ".join(f"{term} {tf}" for term, tf in counts.items())
-        return [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags)]
+        packed = array("f", vector).tobytes() if vector is not None else b""
+        return [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags), packed]
 
     async def delete(self, doc_id: str) -> bool:
         doc = await self.get(doc_id)
@@ -218,10 +226,14 @@ class SearchIndex:
         end: float | None = None,
         offset: int = 0,
         limit: int = 10,
+        vector: Sequence[float] | None = None,
     ) -> tuple[list[Hit], int]:
-        """BM25 hits for `query` (best first) within the filters, and how many matched in all.
+        """BM25 hits for `query` (best first) within the filters, and how many matched in all. With a query
+        `vector`, the lexical and the vector rankings are fused (reciprocal rank fusion).
 
         An empty query lists documents in the date range, newest first."""
+        if vector is not None and query.strip():
+            return await self._hybrid(query, vector, tags, start, end, offset, limit)
         query_terms = sorted(set(term_counts(query)))
         tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
         if not query_terms:
@@ -243,6 +255,57 @@ class SearchIndex:
         names = [x.decode() if isinstance(x, bytes) else x for x in ids]
         hits = [Hit(doc=docs[i], score=s) for i, s in zip(names, scores, strict=True) if i in docs]
         return hits, int(total)
+
+    async def vector_search(
+        self,
+        vector: Sequence[float],
+        *,
+        tags: Sequence[str] = (),
+        start: float | None = None,
+        end: float | None = None,
+        limit: int = 50,
+    ) -> list[Hit]:
+        """Nearest documents by cosine similarity (exact scan of this namespace's vectors)."""
+        raw = await self._call("reading vectors", self._client.hgetall(self._key("vec")))
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        scored = []
+        for doc_id, packed in raw.items():
+            other = array("f")
+            other.frombytes(packed)
+            if len(other) != len(vector):
+                continue
+            dot = sum(a * b for a, b in zip(vector, other, strict=True))
+            scored.append((dot / (norm * (math.sqrt(sum(x * x for x in other)) or 1.0)), doc_id))
+        scored.sort(reverse=True)
+        wanted = {t.strip().lower() for t in tags if t.strip()}
+        hits = []
+        for score, doc_id in scored:
+            docs = await self._docs([doc_id.decode() if isinstance(doc_id, bytes) else doc_id])
+            if not docs or (wanted and not wanted & set(docs[0].tags)):
+                continue
+            if (start is not None and docs[0].ts < start) or (end is not None and docs[0].ts > end):
+                continue
+            hits.append(Hit(doc=docs[0], score=score))
+            if len(hits) >= limit:
+                break
+        return hits
+
+    async def _hybrid(
+        self,
+        query: str,
+        vector: Sequence[float],
+        tags: Sequence[str],
+        start: float | None,
+        end: float | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[Hit], int]:
+        depth = max(50, offset + limit)
+        lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth)
+        nearest = await self.vector_search(vector, tags=tags, start=start, end=end, limit=depth)
+        docs = {h.doc.id: h.doc for h in lexical + nearest}
+        fused = reciprocal_rank_fusion([[h.doc.id for h in lexical], [h.doc.id for h in nearest]])
+        return [Hit(doc=docs[i], score=s) for i, s in fused[offset : offset + limit]], len(fused)
 
     async def _by_date(
         self, tags: Sequence[str], start: float | None, end: float | None, offset: int, limit: int

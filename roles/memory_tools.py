@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,6 +85,9 @@ SPECS = [
 ]
 
 
+Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
+
+
 class ToolOutcome(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -134,9 +137,10 @@ class MemoryTools:
         recall: SearchIndex,
         *,
         page_size: int = 5,
+        embed: Embed | None = None,
     ) -> None:
         self.core, self.scopes, self.archival, self.recall = core, scopes, archival, recall
-        self.page_size = page_size
+        self.page_size, self.embed = page_size, embed
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[ToolOutcome]]] = {
             "send_message": self._send_message,
             "core_memory_append": self._append,
@@ -175,6 +179,12 @@ class MemoryTools:
             return ToolOutcome(result=f"error: {exc}", heartbeat=True, failed=True)
         return outcome.model_copy(update={"heartbeat": heartbeat or outcome.heartbeat})
 
+    async def _vector(self, text: str) -> list[float] | None:
+        if self.embed is None or not text.strip():
+            return None
+        vectors: list[list[float]] = await self.embed([text])
+        return vectors[0]
+
     def _scope(self, label: str) -> str:
         if label not in self.scopes:
             raise InputError(f"there is no core memory block {label!r}; blocks: {', '.join(self.scopes)}")
@@ -197,7 +207,7 @@ class MemoryTools:
         doc = IndexedDoc(
             id=uuid.uuid4().hex, text=a["content"], tags=tuple(a.get("tags") or ()), source="agent"
         )
-        await self.archival.add(doc)
+        await self.archival.add(doc, await self._vector(a["content"]))
         return ToolOutcome(result=f"ok: stored passage {doc.id}")
 
     async def _archival_search(self, a: dict[str, Any]) -> ToolOutcome:
@@ -209,12 +219,18 @@ class MemoryTools:
             end=_date(a.get("end_date"), end=True),
             offset=page * self.page_size,
             limit=self.page_size,
+            vector=await self._vector(a["query"]),
         )
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
 
     async def _conversation_search(self, a: dict[str, Any]) -> ToolOutcome:
         page = max(int(a.get("page") or 0), 0)
-        hits, total = await self.recall.search(a["query"], offset=page * self.page_size, limit=self.page_size)
+        hits, total = await self.recall.search(
+            a["query"],
+            offset=page * self.page_size,
+            limit=self.page_size,
+            vector=await self._vector(a["query"]),
+        )
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
 
     async def _conversation_date(self, a: dict[str, Any]) -> ToolOutcome:

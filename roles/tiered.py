@@ -53,9 +53,11 @@ class TieredAssistant(Assistant):
         blocks: Sequence[Block] = DEFAULT_BLOCKS,
         shared_blocks: dict[str, str] | None = None,
         prefix: str = "brain",
+        embeddings: bool = False,
         **options: Any,
     ) -> None:
         super().__init__(**options)
+        self.embeddings = embeddings  # the endpoint has an embedding model: hybrid search
         self.core, self.index_client, self.prefix = core, index_client, prefix
         self.blocks = tuple(blocks)
         self.shared_blocks = dict(shared_blocks or {})  # label -> scope shared with other agents
@@ -69,7 +71,9 @@ class TieredAssistant(Assistant):
     def tools(self) -> MemoryTools:
         archival = SearchIndex(self.index_client, f"archival:{self.user_id}", prefix=self.prefix)
         recall = SearchIndex(self.index_client, f"recall:{self.user_id}:{self.chat_id}", prefix=self.prefix)
-        return MemoryTools(self.core, self.scopes(), archival, recall)
+        return MemoryTools(
+            self.core, self.scopes(), archival, recall, embed=self.llm.embed if self.embeddings else None
+        )
 
     async def core_blocks(self) -> list[Block]:
         scopes = self.scopes()
@@ -146,17 +150,14 @@ class TieredAssistant(Assistant):
             memory.add_talk(user_turn)
             memory.add_answer(answer)
             await memory.dumps()
-            await tools.recall.add_many(
-                [
-                    IndexedDoc(
-                        id=m.id,
-                        text=f"{speaker(m)}: {m.content}",
-                        ts=m.created_at.timestamp(),
-                        tags=(m.role,),
-                    )
-                    for m in memory.history[-2:]
-                ]
-            )
+            turns = [
+                IndexedDoc(
+                    id=m.id, text=f"{speaker(m)}: {m.content}", ts=m.created_at.timestamp(), tags=(m.role,)
+                )
+                for m in memory.history[-2:]
+            ]
+            vectors = await tools.embed([t.text for t in turns]) if tools.embed is not None else None
+            await tools.recall.add_many(turns, vectors)
         except BaseException:
             memory.restore_last_talk()
             raise

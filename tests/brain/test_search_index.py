@@ -88,3 +88,18 @@ async def test_add_many(redis_client: aioredis.Redis) -> None:
     assert await index.add_many(DOCS[:2]) == 0  # already there
     assert await index.add_many([]) == 0
     assert [h.doc.id for h in (await index.search("curry"))[0]] == ["d", "a"]
+
+
+async def test_vectors_and_hybrid_fusion(redis_client: aioredis.Redis) -> None:
+    index = SearchIndex(redis_client, "vectors")
+    vectors = {"a": [1.0, 0.0, 0.0], "b": [0.0, 1.0, 0.0], "c": [0.0, 0.9, 0.1], "d": [0.7, 0.0, 0.7]}
+    await index.add_many(DOCS, [vectors[d.id] for d in DOCS])
+    nearest = await index.vector_search([0.0, 1.0, 0.0])
+    assert [h.doc.id for h in nearest[:2]] == ["b", "c"] and nearest[0].score > 0.99
+    assert [h.doc.id for h in await index.vector_search([0.0, 1.0, 0.0], tags=["family"])] == ["c"]
+    hits, total = await index.search("curry", vector=[0.0, 1.0, 0.0], limit=4)
+    ids = [h.doc.id for h in hits]
+    assert total == 4 and ids[0] == "d"  # in both rankings: first after fusion
+    assert ids.index("b") < ids.index("c")  # the vector ranking orders what the words do not match
+    assert await index.delete("b")
+    assert "b" not in [h.doc.id for h in await index.vector_search([0.0, 1.0, 0.0])]

@@ -202,3 +202,29 @@ async def test_pressure_note_and_the_prompt_always_fits(redis_client: aioredis.R
     assert all(prompt_tokens(c.messages, agent.tokenizer) <= 600 - 64 for c in llm.calls)
     assert all(is_well_formed(c.messages) for c in llm.calls)
     assert any("Memory pressure" in (m.content or "") for m in llm.calls[-1].messages)
+
+
+async def test_hybrid_search_when_embeddings_are_configured(redis_client: aioredis.Redis) -> None:
+    def embed(text: str) -> list[float]:  # a toy embedding: travel words point one way, money the other
+        travel = sum(w in text.lower() for w in ("trip", "flight", "journey", "oslo"))
+        money = sum(w in text.lower() for w in ("salary", "bank", "pin"))
+        return [float(travel), float(money), 0.1]
+
+    llm = ScriptedLLM(
+        [
+            tool_calls(
+                ("archival_memory_insert", {"content": "Flight to Oslo on May 3", "request_heartbeat": True})
+            ),
+            say("saved"),
+            tool_calls(("archival_memory_search", {"query": "journey", "request_heartbeat": True})),
+            say("found it"),
+        ],
+        embedder=embed,
+    )
+    agent = tiered(llm, redis_client, embeddings=True)
+    await agent.chat("u10", "c", "remember my flight")
+    await agent.chat("u10", "c", "when is my journey?")
+    last_chat = [c for c in llm.calls if c.kind == "chat"][-1]
+    found = json.loads([m.content for m in last_chat.messages if m.role == "tool"][-1] or "")
+    assert found["results"][0]["text"] == "Flight to Oslo on May 3"  # no shared word: found by its vector
+    assert [c.kind for c in llm.calls].count("embed") >= 3
