@@ -8,6 +8,7 @@ Per namespace: `docs` (id -> record JSON), `len` (id -> term count), `time` (id 
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from array import array
@@ -322,6 +323,21 @@ class SearchIndex:
             ids = [i for i in ids if i in allowed]
         page = ids[offset : offset + limit]
         return [Hit(doc=d, score=0.0) for d in await self._docs(page)], len(ids)
+
+    async def get_source(self, source: str) -> dict[str, Any] | None:
+        """What was recorded for a loaded source (e.g. a document's hash and passage ids)."""
+        raw = await self._call("reading sources", self._client.hget(self._key("sources"), source))
+        return None if raw is None else dict(json.loads(raw))
+
+    async def set_source(self, source: str, info: dict[str, Any]) -> None:
+        await self._call(
+            "recording a source", self._client.hset(self._key("sources"), source, json.dumps(info))
+        )
+
+    async def all_docs(self) -> list[IndexedDoc]:
+        """Every document of the namespace, by id."""
+        raw = await self._call("reading", self._client.hgetall(self._key("docs")))
+        return sorted((IndexedDoc.model_validate_json(v) for v in raw.values()), key=lambda d: d.id)
 
     async def drop(self) -> None:
         """Delete the whole namespace (its keys are found by their hash tag, not by a global scan)."""

@@ -13,16 +13,13 @@ from typing import Any, TextIO
 import yaml
 
 from brain import __version__
-from brain.connection import RedisConnection
-from brain.errors import BrainError, ConfigError, InputError
+from brain.errors import BrainError, ConfigError
 from brain.loader import find_config_file, flatten, load_settings_traced
 from brain.logs import configure_logging
-from brain.redis_store import RedisMemoryStore
 from brain.settings import Settings
-from brain.store import Conversation
-from brain.transfer import export_conversation, import_conversation, parse_export
 from roles.assistant import Assistant
 from roles.checks import check_llm, check_redis
+from roles.cli_memory import agent_command, memory_command
 from roles.deploy import load_deployment, run_deployment
 from roles.repl import ChatSession, run_repl
 
@@ -59,6 +56,16 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--chat", default="default", help="chat id (default: default)")
     memory = commands.add_parser("memory", help="export, import or delete a chat's memory", parents=[common])
     memory_commands = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    load = memory_commands.add_parser("load", help="load documents into archival memory", parents=[common])
+    load.add_argument("files", nargs="+", metavar="FILE", help="text or Markdown files")
+    load.add_argument("--user", default="local", help="whose archival memory (default: local)")
+    agent = commands.add_parser("agent", help="export or import a whole agent", parents=[common])
+    agent_commands = agent.add_subparsers(dest="agent_command", metavar="ACTION", required=True)
+    for name in ("export", "import"):
+        sub = agent_commands.add_parser(name, help=f"{name} an agent file", parents=[common])
+        sub.add_argument("file", help="the agent file (JSON)")
+        sub.add_argument("--user", default=None, help="user id (default: local, or the file's on import)")
+        sub.add_argument("--chat", default=None, help="chat id (default: default, or the file's on import)")
     for name, text in (
         ("export", "write the chat as JSON"),
         ("import", "load a chat from JSON"),
@@ -127,7 +134,9 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
     if args.command == "config":
         return asyncio.run(_check(settings, sys.stdout))
     if args.command == "memory":
-        return asyncio.run(_memory_command(settings, args))
+        return asyncio.run(memory_command(settings, args))
+    if args.command == "agent":
+        return asyncio.run(agent_command(settings, args))
     if not settings.llm.configured:
         print(NO_LLM_MESSAGE, file=sys.stderr)
         return 2
@@ -151,39 +160,6 @@ def _confirm(question: str) -> bool:
     sys.stdout.write(question)
     sys.stdout.flush()
     return sys.stdin.readline().strip().lower() in {"y", "yes"}
-
-
-async def _memory_command(settings: Settings, args: argparse.Namespace) -> int:
-    conv = Conversation(args.user, args.chat)
-    if args.memory_command == "delete" and not args.yes:
-        print("brain: refusing to delete without --yes", file=sys.stderr)
-        return 2
-    async with await RedisConnection.open(settings) as connection:
-        store = RedisMemoryStore(
-            connection.client, prefix=settings.redis.key_prefix, ttl_seconds=settings.memory.ttl_seconds
-        )
-        if args.memory_command == "export":
-            text = (await export_conversation(store, conv)).model_dump_json(indent=2) + "\n"
-            if args.file:
-                await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
-            else:
-                sys.stdout.write(text)
-        elif args.memory_command == "import":
-            try:
-                data = await asyncio.to_thread(Path(args.file).read_text, encoding="utf-8")
-            except OSError as exc:
-                raise InputError(f"cannot read {args.file}: {exc.strerror}") from exc
-            export = parse_export(data)
-            await import_conversation(store, export, conv)
-            print(f"imported {len(export.turns)} turns into {args.user}/{args.chat}")
-        else:
-            existed = await store.delete(conv)
-            print(
-                f"deleted {args.user}/{args.chat}"
-                if existed
-                else f"nothing stored for {args.user}/{args.chat}"
-            )
-    return 0
 
 
 def _run_deployment(file: Path, env: dict[str, str], dry_run: bool) -> int:

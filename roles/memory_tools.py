@@ -179,7 +179,7 @@ class MemoryTools:
             return ToolOutcome(result=f"error: {exc}", heartbeat=True, failed=True)
         return outcome.model_copy(update={"heartbeat": heartbeat or outcome.heartbeat})
 
-    async def _vector(self, text: str) -> list[float] | None:
+    async def vector(self, text: str) -> list[float] | None:
         if self.embed is None or not text.strip():
             return None
         vectors: list[list[float]] = await self.embed([text])
@@ -207,7 +207,7 @@ class MemoryTools:
         doc = IndexedDoc(
             id=uuid.uuid4().hex, text=a["content"], tags=tuple(a.get("tags") or ()), source="agent"
         )
-        await self.archival.add(doc, await self._vector(a["content"]))
+        await self.archival.add(doc, await self.vector(a["content"]))
         return ToolOutcome(result=f"ok: stored passage {doc.id}")
 
     async def _archival_search(self, a: dict[str, Any]) -> ToolOutcome:
@@ -219,7 +219,7 @@ class MemoryTools:
             end=_date(a.get("end_date"), end=True),
             offset=page * self.page_size,
             limit=self.page_size,
-            vector=await self._vector(a["query"]),
+            vector=await self.vector(a["query"]),
         )
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
 
@@ -229,7 +229,7 @@ class MemoryTools:
             a["query"],
             offset=page * self.page_size,
             limit=self.page_size,
-            vector=await self._vector(a["query"]),
+            vector=await self.vector(a["query"]),
         )
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
 

@@ -9,14 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from brain.errors import BrainError
 from brain.message import Message, speaker
+from brain.search_index import IndexedDoc
 from brain.transfer import export_conversation, import_conversation, parse_export
 from roles.assistant import Assistant
+from roles.tiered import TieredAssistant
 
 __all__ = ["HELP", "ChatSession", "run_repl"]
 
@@ -33,6 +36,9 @@ HELP = """commands:
   /import FILE        load a conversation exported before (into this empty chat)
   /forget             delete this chat's memory (asks first)
   /usage              LLM calls, tokens per turn, latency
+  /core               core memory blocks (memory.mode: tiered)
+  /archival search Q  search archival memory (tiered)
+  /archival add TEXT  store TEXT in archival memory (tiered)
   /help, /exit"""
 
 
@@ -80,6 +86,9 @@ class ChatSession:
 
 async def _memory(s: ChatSession, _: str) -> bool:
     m = await s.assistant.load_memory(s.user_id, s.chat_id)
+    if isinstance(s.assistant, TieredAssistant):
+        for block in await s.assistant.core_blocks():
+            s.say(f"core [{block.label}]: {block.value or '(empty)'}")
     totals = s.assistant.llm.usage.totals()
     s.say(f"summary: {m.historical_summary or '(none yet)'}")
     s.say(f"knowledge: {m.get_knowledge() or '(none)'}")
@@ -221,6 +230,41 @@ async def _usage(s: ChatSession, _: str) -> bool:
     return True
 
 
+def _tiered(s: ChatSession) -> TieredAssistant | None:
+    if isinstance(s.assistant, TieredAssistant):
+        return s.assistant
+    s.say("this needs the tiered memory mode: set memory.mode: tiered")
+    return None
+
+
+async def _core(s: ChatSession, _: str) -> bool:
+    if (agent := _tiered(s)) is not None:
+        for block in await agent.core_blocks():
+            s.say(f"[{block.label}] {len(block.value)}/{block.limit} characters: {block.value or '(empty)'}")
+    return True
+
+
+async def _archival(s: ChatSession, arg: str) -> bool:
+    verb, _, text = arg.partition(" ")
+    if verb not in {"search", "add"} or not text.strip():
+        s.say("usage: /archival search QUERY, or /archival add TEXT")
+        return True
+    if (agent := _tiered(s)) is None:
+        return True
+    await agent.load_memory(s.user_id, s.chat_id)
+    tools = agent.tools()
+    if verb == "add":
+        doc = IndexedDoc(id=uuid.uuid4().hex, text=text.strip(), source="user")
+        await tools.archival.add(doc, await tools.vector(doc.text))
+        s.say("stored in archival memory")
+        return True
+    hits, total = await tools.archival.search(text, limit=5, vector=await tools.vector(text))
+    s.say(f"{total} passage(s) match" + (":" if hits else ""))
+    for hit in hits:
+        s.say(f"- {hit.doc.text} (score {hit.score:.3f})")
+    return True
+
+
 async def _help(s: ChatSession, _: str) -> bool:
     s.say(HELP)
     return True
@@ -254,6 +298,8 @@ _COMMANDS = {
     "/help": _help,
     "/exit": _exit,
     "/quit": _exit,
+    "/core": _core,
+    "/archival": _archival,
 }
 
 

@@ -354,3 +354,76 @@ def test_examples_run_as_written(openai_server: ScriptedOpenAIServer) -> None:
         "[Writer] Leaves fall\non the fjord" in second.stdout and "[Reviewer] Lovely rhythm." in second.stdout
     )
     assert "done: no role has anything left to do after 2 rounds" in second.stdout
+
+
+def test_memory_load_documents(tmp_path: Path) -> None:
+    notes, todo = tmp_path / "notes.md", tmp_path / "todo.txt"
+    notes.write_text(
+        "# Home\n\nThe boiler is serviced every October.\n\nThe spare key is under the blue pot.\n"
+    )
+    todo.write_text("Buy milk.\n")
+    env = dict(os.environ)
+    first = brain("memory", "load", str(notes), str(todo), env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"{notes}: 1 passages added\n{todo}: 1 passages added\n"
+    assert brain("memory", "load", str(notes), env=env).stdout == f"{notes}: unchanged, nothing added\n"
+    notes.write_text("The spare key moved to the shed.\n")
+    assert (
+        brain("memory", "load", str(notes), env=env).stdout
+        == f"{notes}: 1 passages added, 1 old passages replaced\n"
+    )
+    missing = brain("memory", "load", str(tmp_path / "nope.md"), env=env)
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+
+
+def test_tiered_chat_commands(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat(None, tool_calls=(("send_message", {"message": "Hi Ann!"}),)))
+    script = (
+        "\n".join(
+            [
+                "/core",
+                "/archival add The wifi password is on the router",
+                "/archival search wifi password",
+                "/archival",
+                "Hello, I am Ann",
+                "/memory",
+            ]
+        )
+        + "\n"
+    )
+    result = brain("chat", "--set", "memory.mode=tiered", env=env_for(openai_server), stdin=script)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "[persona] 39/2000 characters: I am a helpful assistant who remembers." in out
+    assert "[human] 0/2000 characters: (empty)" in out
+    assert "stored in archival memory" in out
+    assert "1 passage(s) match:\n- The wifi password is on the router" in out
+    assert "usage: /archival search QUERY, or /archival add TEXT" in out
+    assert "Hi Ann!" in out and "core [human]: (empty)" in out
+    tools = {t["function"]["name"] for t in openai_server.chat_requests()[0].body["tools"]}
+    assert {"send_message", "core_memory_replace", "archival_memory_search", "conversation_search"} <= tools
+    plain = brain("chat", env=env_for(openai_server), stdin="/core\n")
+    assert "this needs the tiered memory mode" in plain.stdout
+
+
+def test_agent_file_round_trip_through_the_cli(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(Chat(None, tool_calls=(("send_message", {"message": "Noted."}),)))
+    env = env_for(openai_server)
+    brain(
+        "chat",
+        "--set",
+        "memory.mode=tiered",
+        env=env,
+        stdin="/archival add Passport expires 2027\nI am Ann\n",
+    )
+    first = tmp_path / "agent.json"
+    exported = brain("agent", "export", str(first), "--set", "memory.mode=tiered", env=env)
+    assert exported.returncode == 0, exported.stderr
+    empty = {**env, "BRAIN_HOME": str(tmp_path / "fresh-home")}  # another, empty embedded Valkey
+    imported = brain("agent", "import", str(first), "--set", "memory.mode=tiered", env=empty)
+    assert imported.returncode == 0, imported.stderr
+    assert "2 turns" in imported.stdout and "1 archival passages" in imported.stdout
+    second = tmp_path / "again.json"
+    assert brain("agent", "export", str(second), "--set", "memory.mode=tiered", env=empty).returncode == 0
+    assert second.read_text() == first.read_text()
+    assert json.loads(first.read_text())["format"] == "brain-assistant.agent"
