@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actions.prompt import PromptAction
 from brain.connection import RedisConnection
+from brain.core_memory import CoreMemory
 from brain.errors import ConfigError
 from brain.llm import LLM
 from brain.loader import config_error, load_settings_traced, read_config_file
@@ -26,6 +27,7 @@ from roles.assistant import Assistant
 from roles.environment import Team, TeamResult
 from roles.role import USER_REQUIREMENT, Role
 from roles.skills import SkillDeclaration, Skills
+from roles.tiered import TieredAssistant
 
 __all__ = ["ActionSpec", "Deployment", "PipelineSpec", "RoleSpec", "load_deployment", "run_deployment"]
 
@@ -138,7 +140,7 @@ async def run_deployment(settings: Settings, deployment: Deployment, file: Path)
         for name in {r.llm for r in deployment.roles}:
             config = settings.llm if name == "default" else settings.llm_for(name)
             llms[name] = await stack.enter_async_context(OpenAILLM.from_settings(config))
-        store = None
+        store, connection = None, None
         if any(r.kind == "assistant" for r in deployment.roles):
             connection = await RedisConnection.open(settings)
             stack.push_async_callback(connection.aclose)
@@ -157,6 +159,25 @@ async def run_deployment(settings: Settings, deployment: Deployment, file: Path)
                 "watch": spec.watch,
             }
             llm = llms[spec.llm]
+            if spec.kind == "assistant" and settings.memory.mode == "tiered":
+                assert connection is not None and store is not None
+                prefix = settings.redis.key_prefix
+                roles.append(
+                    TieredAssistant(
+                        core=CoreMemory(connection.client, prefix=prefix),
+                        index_client=connection.client,
+                        prefix=prefix,
+                        embeddings=settings.llm.embedding_model is not None,
+                        llm=llm,
+                        store=store,
+                        memory_settings=settings.memory,
+                        context_window=settings.llm.context_window,
+                        chat_id=f"deploy-{file.stem}",
+                        skills=Skills.load(spec.skills),
+                        **persona,
+                    )
+                )
+                continue
             if spec.kind == "assistant":
                 assert store is not None
                 roles.append(

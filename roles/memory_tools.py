@@ -72,8 +72,12 @@ SPECS = [
     ),
     _spec(
         "conversation_search",
-        "Search past messages of this conversation by words.",
-        {"query": {"type": "string"}, "page": {"type": "integer"}},
+        "Search past messages of this conversation by words (optionally only the user's or your own).",
+        {
+            "query": {"type": "string"},
+            "page": {"type": "integer"},
+            "role": {"type": "string", "enum": ["user", "assistant"]},
+        },
         ["query"],
     ),
     _spec(
@@ -227,6 +231,7 @@ class MemoryTools:
         page = max(int(a.get("page") or 0), 0)
         hits, total = await self.recall.search(
             a["query"],
+            tags=[a["role"]] if a.get("role") else (),
             offset=page * self.page_size,
             limit=self.page_size,
             vector=await self.vector(a["query"]),

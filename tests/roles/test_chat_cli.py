@@ -427,3 +427,16 @@ def test_agent_file_round_trip_through_the_cli(openai_server: ScriptedOpenAIServ
     assert brain("agent", "export", str(second), "--set", "memory.mode=tiered", env=empty).returncode == 0
     assert second.read_text() == first.read_text()
     assert json.loads(first.read_text())["format"] == "brain-assistant.agent"
+
+
+def test_tiered_assistant_deployment(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    deploy = tmp_path / "tiered.yaml"
+    deploy.write_text(
+        "memory: {mode: tiered}\nroles:\n  - {name: Lily, class: assistant}\n"
+        "pipeline: {idea: 'Hello there', n_round: 2}\n"
+    )
+    openai_server.script(Chat(None, tool_calls=(("send_message", {"message": "Hi from tiered Lily"}),)))
+    result = brain("run", str(deploy), env=env_for(openai_server))
+    assert result.returncode == 0, result.stderr
+    assert "[Lily / TalkAction]\nHi from tiered Lily" in result.stdout
+    assert "core_memory_append" in json.dumps(openai_server.chat_requests()[0].body["tools"])

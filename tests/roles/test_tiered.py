@@ -228,3 +228,20 @@ async def test_hybrid_search_when_embeddings_are_configured(redis_client: aiored
     found = json.loads([m.content for m in last_chat.messages if m.role == "tool"][-1] or "")
     assert found["results"][0]["text"] == "Flight to Oslo on May 3"  # no shared word: found by its vector
     assert [c.kind for c in llm.calls].count("embed") >= 3
+
+
+async def test_conversation_search_by_role(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM(
+        [
+            say("Oslo is lovely in May."),
+            tool_calls(
+                ("conversation_search", {"query": "Oslo", "role": "assistant", "request_heartbeat": True})
+            ),
+            say("I said it was lovely."),
+        ]
+    )
+    agent = tiered(llm, redis_client)
+    await agent.chat("u11", "c", "Tell me about Oslo")
+    await agent.chat("u11", "c", "What did you say about Oslo?")
+    found = json.loads([m.content for m in llm.calls[-1].messages if m.role == "tool"][-1] or "")
+    assert [r["text"] for r in found["results"]] == ["Lily: Oslo is lovely in May."]
