@@ -98,28 +98,21 @@ class Assistant(Role):
                 ttl_seconds=settings.memory.ttl_seconds,
                 max_message_bytes=settings.memory.max_message_bytes,
             )
-            common: dict[str, Any] = {
-                "llm": llm,
-                "store": store,
-                "memory_settings": settings.memory,
-                "context_window": settings.llm.context_window,
-                "memory_llm": memory_llm,
-                **options,
-            }
-            if settings.memory.mode == "tiered" and cls is Assistant:
-                from brain.core_memory import CoreMemory
-                from roles.tiered import TieredAssistant  # it builds on this class
+            if cls is Assistant:  # the memory mode picks the class
+                from roles.tiered import make_assistant  # it builds on this module
 
-                prefix = settings.redis.key_prefix
-                yield TieredAssistant(
-                    core=CoreMemory(connection.client, prefix=prefix),
-                    index_client=connection.client,
-                    prefix=prefix,
-                    embeddings=settings.llm.embedding_model is not None,
-                    **common,
+                yield make_assistant(
+                    settings, connection.client, llm=llm, store=store, memory_llm=memory_llm, **options
                 )
             else:
-                yield cls(**common)
+                yield cls(
+                    llm=llm,
+                    store=store,
+                    memory_settings=settings.memory,
+                    context_window=settings.llm.context_window,
+                    memory_llm=memory_llm,
+                    **options,
+                )
 
     # ------------------------------------------------------------------ memory
 

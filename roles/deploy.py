@@ -16,18 +16,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actions.prompt import PromptAction
 from brain.connection import RedisConnection
-from brain.core_memory import CoreMemory
 from brain.errors import ConfigError
 from brain.llm import LLM
 from brain.loader import config_error, load_settings_traced, read_config_file
 from brain.openai_llm import OpenAILLM
 from brain.redis_store import RedisMemoryStore
 from brain.settings import Settings
-from roles.assistant import Assistant
 from roles.environment import Team, TeamResult
 from roles.role import USER_REQUIREMENT, Role
 from roles.skills import SkillDeclaration, Skills
-from roles.tiered import TieredAssistant
+from roles.tiered import make_assistant
 
 __all__ = ["ActionSpec", "Deployment", "PipelineSpec", "RoleSpec", "load_deployment", "run_deployment"]
 
@@ -159,33 +157,14 @@ async def run_deployment(settings: Settings, deployment: Deployment, file: Path)
                 "watch": spec.watch,
             }
             llm = llms[spec.llm]
-            if spec.kind == "assistant" and settings.memory.mode == "tiered":
-                assert connection is not None and store is not None
-                prefix = settings.redis.key_prefix
-                roles.append(
-                    TieredAssistant(
-                        core=CoreMemory(connection.client, prefix=prefix),
-                        index_client=connection.client,
-                        prefix=prefix,
-                        embeddings=settings.llm.embedding_model is not None,
-                        llm=llm,
-                        store=store,
-                        memory_settings=settings.memory,
-                        context_window=settings.llm.context_window,
-                        chat_id=f"deploy-{file.stem}",
-                        skills=Skills.load(spec.skills),
-                        **persona,
-                    )
-                )
-                continue
             if spec.kind == "assistant":
-                assert store is not None
+                assert connection is not None and store is not None
                 roles.append(
-                    Assistant(
+                    make_assistant(
+                        settings,
+                        connection.client,
                         llm=llm,
                         store=store,
-                        memory_settings=settings.memory,
-                        context_window=settings.llm.context_window,
                         chat_id=f"deploy-{file.stem}",
                         skills=Skills.load(spec.skills),
                         **persona,

@@ -20,10 +20,11 @@ from brain.errors import LLMError
 from brain.llm import ChatMessage
 from brain.message import Message, speaker
 from brain.search_index import IndexedDoc, SearchIndex
+from brain.settings import Settings
 from roles.assistant import Assistant
 from roles.memory_tools import MemoryTools
 
-__all__ = ["DEFAULT_BLOCKS", "MEMGPT_INSTRUCTIONS", "TieredAssistant"]
+__all__ = ["DEFAULT_BLOCKS", "MEMGPT_INSTRUCTIONS", "TieredAssistant", "make_assistant"]
 
 MEMGPT_INSTRUCTIONS = (
     "You have memory tools. Core memory (below) is always in view: keep what you learn about the user in the "
@@ -163,3 +164,22 @@ class TieredAssistant(Assistant):
             raise
         finally:
             self._text = None
+
+
+def make_assistant(settings: Settings, client: RedisClient, **options: Any) -> Assistant:
+    """The assistant `settings.memory.mode` asks for (`options`: llm, store, persona, ...)."""
+    common: dict[str, Any] = {
+        "memory_settings": settings.memory,
+        "context_window": settings.llm.context_window,
+        **options,
+    }
+    if settings.memory.mode != "tiered":
+        return Assistant(**common)
+    prefix = settings.redis.key_prefix
+    return TieredAssistant(
+        core=CoreMemory(client, prefix=prefix),
+        index_client=client,
+        prefix=prefix,
+        embeddings=settings.llm.embedding_model is not None,
+        **common,
+    )
