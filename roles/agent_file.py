@@ -58,9 +58,7 @@ def public_settings(settings: Settings) -> dict[str, Any]:
     return data
 
 
-async def export_agent(
-    agent: Assistant, settings: Settings, skills: tuple[SkillDeclaration, ...] = ()
-) -> AgentFile:
+async def export_agent(agent: Assistant, settings: Settings) -> AgentFile:
     persona = agent.persona.model_dump()
     persona.update(user_id=agent.user_id, chat_id=agent.chat_id, mode="brain")
     blocks: list[ScopedBlock] = []
@@ -77,7 +75,7 @@ async def export_agent(
         core_blocks=tuple(blocks),
         conversation=conversation,
         archival=tuple(archival),
-        skills=skills,
+        skills=agent.skills.declarations,
     )
 
 

@@ -96,6 +96,10 @@ class Skills:
         return cls(skills)
 
     @property
+    def declarations(self) -> tuple[SkillDeclaration, ...]:
+        return tuple(s.declaration for s in self._skills.values())
+
+    @property
     def specs(self) -> list[ToolSpec]:
         return [
             ToolSpec(

@@ -9,6 +9,7 @@ model is warned when it passes `memory.pressure_share` of the window.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ MEMGPT_INSTRUCTIONS = (
     "conversation search finds anything said before. Reply to the user with send_message. Set "
     "request_heartbeat to true when you need another step after a tool result."
 )
+_log = logging.getLogger("brain.tiered")
 DEFAULT_BLOCKS = (
     Block(
         label="persona",
@@ -87,6 +89,44 @@ class TieredAssistant(Assistant):
         for label, scope in self.shared_blocks.items():
             found += [b for b in await self.core.list(scope) if b.label == label and b not in found]
         return found
+
+    async def refine_memory(self) -> str | None:
+        """As the Assistant does, and also: index turns recall memory has not seen (written in brain mode or
+        by another process), and summarize before the prompt would overflow the window."""
+        memory = await self._memory()
+        await self._sync_recall(self.tools().recall, memory)
+        head = self.tokenizer.count(render_blocks(await self.core_blocks())) + 600  # + system prompt, tools
+        if memory.window_tokens + head + self.memory_settings.reply_tokens > self.context_window:
+            keep = int(self.context_window * self.memory_settings.keep_recent_share)
+            try:
+                await memory.summarize(
+                    self.memory_llm, self.memory_settings.summary_max_words, keep_recent=keep
+                )
+            except LLMError as exc:  # fit_prompt still keeps the prompt inside the window
+                _log.warning("summarizing before overflow failed: %s", exc)
+        return await super().refine_memory()
+
+    async def _sync_recall(self, recall: SearchIndex, memory: Any) -> None:
+        marker = await recall.get_source("turns") or {"upto": 0}
+        upto = int(marker["upto"])
+        while upto < memory.turn_count:
+            turns = await memory.read_history(upto + 1, 500)
+            if not turns:
+                break
+            await recall.add_many(
+                [
+                    IndexedDoc(
+                        id=t.message.id,
+                        text=f"{speaker(t.message)}: {t.message.content}",
+                        ts=t.message.created_at.timestamp(),
+                        tags=(t.message.role,),
+                    )
+                    for t in turns
+                    if not t.hidden
+                ]
+            )
+            upto = turns[-1].seq
+            await recall.set_source("turns", {"upto": upto})
 
     async def act_stream(self) -> AsyncIterator[str]:
         memory, text = await self._memory(), self._text
@@ -159,6 +199,7 @@ class TieredAssistant(Assistant):
             ]
             vectors = await tools.embed([t.text for t in turns]) if tools.embed is not None else None
             await tools.recall.add_many(turns, vectors)
+            await self._sync_recall(tools.recall, memory)  # moves the marker past these two turns
         except BaseException:
             memory.restore_last_talk()
             raise

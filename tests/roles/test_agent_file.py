@@ -9,7 +9,10 @@ from brain.core_memory import Block, CoreMemory
 from brain.search_index import IndexedDoc
 from brain.testing import ScriptedLLM, tool_calls
 from roles.agent_file import export_agent, import_agent, parse_agent_file
+from roles.skills import SkillDeclaration, Skills
 from roles.tiered import TieredAssistant
+
+SKILL = SkillDeclaration(name="current_time", description="now", entry="roles.builtin_skills:current_time")
 
 
 def agent(client: aioredis.Redis, llm: ScriptedLLM, prefix: str) -> TieredAssistant:
@@ -23,6 +26,7 @@ def agent(client: aioredis.Redis, llm: ScriptedLLM, prefix: str) -> TieredAssist
         chat_id="c1",
         name="Lily",
         shared_blocks={"team": "team:x"},
+        skills=Skills.load([SKILL]),
     )
 
 
@@ -53,6 +57,7 @@ async def test_round_trip_is_exact_and_has_no_secrets(redis_client: aioredis.Red
     text = first.model_dump_json()
     assert "SECRET" not in text
     assert len(first.conversation.turns) == 2 and len(first.archival) == 1
+    assert [s.name for s in first.skills] == ["current_time"]
     assert {(b.scope, b.block.label) for b in first.core_blocks} == {
         ("agent:Lily", "persona"),
         ("user:ann", "human"),

@@ -245,3 +245,33 @@ async def test_conversation_search_by_role(redis_client: aioredis.Redis) -> None
     await agent.chat("u11", "c", "What did you say about Oslo?")
     found = json.loads([m.content for m in llm.calls[-1].messages if m.role == "tool"][-1] or "")
     assert [r["text"] for r in found["results"]] == ["Lily: Oslo is lovely in May."]
+
+
+async def test_turns_from_brain_mode_become_searchable(redis_client: aioredis.Redis) -> None:
+    from roles.assistant import Assistant
+
+    store = InMemoryStore()
+    plain = Assistant(llm=ScriptedLLM(["Lisbon is sunny."]), store=store)
+    await plain.chat("u12", "c", "Tell me about Lisbon")
+    llm = ScriptedLLM(
+        [
+            tool_calls(("conversation_search", {"query": "Lisbon", "request_heartbeat": True})),
+            say("We talked about Lisbon."),
+        ]
+    )
+    agent = TieredAssistant(llm=llm, store=store, core=CoreMemory(redis_client), index_client=redis_client)
+    await agent.chat("u12", "c", "What did we discuss?")
+    found = json.loads([m.content for m in llm.calls[-1].messages if m.role == "tool"][-1] or "")
+    assert {r["text"] for r in found["results"]} >= {"User: Tell me about Lisbon", "Lily: Lisbon is sunny."}
+
+
+async def test_summarizes_before_the_prompt_would_overflow(redis_client: aioredis.Redis) -> None:
+    settings = MemorySettings(summarize_share=1.0, keep_recent_share=0.1, reply_tokens=100)
+    memory_llm = ScriptedLLM([obey_word_limit] * 10)
+    llm = ScriptedLLM([say(f"answer {i} " + "padding " * 40) for i in range(10)])
+    agent = tiered(llm, redis_client, context_window=1_200, memory_settings=settings, memory_llm=memory_llm)
+    for i in range(10):
+        await agent.chat("u13", "c", f"question {i} " + "words " * 40)
+    assert memory_llm.calls  # the budget share alone (1.0) would never have asked
+    memory = await agent.load_memory("u13", "c")
+    assert memory.historical_summary and memory.summary_upto > 0
