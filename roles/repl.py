@@ -9,15 +9,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from brain.errors import BrainError
+from brain.memory import BrainMemory
 from brain.message import Message, speaker
-from brain.search_index import IndexedDoc
 from brain.transfer import export_conversation, import_conversation, parse_export
+from roles import repl_tiered as tiered_commands
 from roles.assistant import Assistant
 from roles.tiered import TieredAssistant
 
@@ -84,6 +84,15 @@ class ChatSession:
         self.turn_calls.append(len(self.assistant.llm.usage) - before)
 
 
+async def take_back(s: ChatSession, memory: BrainMemory, n: int) -> list[Message]:
+    """Pop the newest turns; in the tiered mode they leave recall memory too."""
+    taken = await memory.pop(n)
+    if isinstance(s.assistant, TieredAssistant):
+        for message in taken:
+            await s.assistant.tools().recall.delete(message.id)
+    return taken
+
+
 async def _memory(s: ChatSession, _: str) -> bool:
     m = await s.assistant.load_memory(s.user_id, s.chat_id)
     if isinstance(s.assistant, TieredAssistant):
@@ -112,7 +121,7 @@ async def _dump(s: ChatSession, arg: str) -> bool:
 
 async def _pop(s: ChatSession, arg: str) -> bool:
     m = await s.assistant.load_memory(s.user_id, s.chat_id)
-    taken = await m.pop(int(arg) if arg.isdigit() else 1)
+    taken = await take_back(s, m, int(arg) if arg.isdigit() else 1)
     s.say(f"took back {len(taken)} turn(s); they stay stored (see /dump)")
     return True
 
@@ -123,7 +132,7 @@ async def _retry(s: ChatSession, _: str) -> bool:
         s.say("nothing to retry")
         return True
     question = m.history[-2].content
-    await m.pop(2)
+    await take_back(s, m, 2)
     await s.reply(question)
     return True
 
@@ -136,7 +145,7 @@ async def _rewrite(s: ChatSession, arg: str) -> bool:
     if not m.history or m.history[-1].role != "assistant":
         s.say("there is no answer to rewrite")
         return True
-    await m.pop(1)
+    await take_back(s, m, 1)
     m.add_answer(Message(content=arg, sent_from=s.assistant.name, metadata={"rewritten": True}))
     await m.dumps()
     s.say("the last answer was replaced")
@@ -230,41 +239,6 @@ async def _usage(s: ChatSession, _: str) -> bool:
     return True
 
 
-def _tiered(s: ChatSession) -> TieredAssistant | None:
-    if isinstance(s.assistant, TieredAssistant):
-        return s.assistant
-    s.say("this needs the tiered memory mode: set memory.mode: tiered")
-    return None
-
-
-async def _core(s: ChatSession, _: str) -> bool:
-    if (agent := _tiered(s)) is not None:
-        for block in await agent.core_blocks():
-            s.say(f"[{block.label}] {len(block.value)}/{block.limit} characters: {block.value or '(empty)'}")
-    return True
-
-
-async def _archival(s: ChatSession, arg: str) -> bool:
-    verb, _, text = arg.partition(" ")
-    if verb not in {"search", "add"} or not text.strip():
-        s.say("usage: /archival search QUERY, or /archival add TEXT")
-        return True
-    if (agent := _tiered(s)) is None:
-        return True
-    await agent.load_memory(s.user_id, s.chat_id)
-    tools = agent.tools()
-    if verb == "add":
-        doc = IndexedDoc(id=uuid.uuid4().hex, text=text.strip(), source="user")
-        await tools.archival.add(doc, await tools.vector(doc.text))
-        s.say("stored in archival memory")
-        return True
-    hits, total = await tools.archival.search(text, limit=5, vector=await tools.vector(text))
-    s.say(f"{total} passage(s) match" + (":" if hits else ""))
-    for hit in hits:
-        s.say(f"- {hit.doc.text} (score {hit.score:.3f})")
-    return True
-
-
 async def _help(s: ChatSession, _: str) -> bool:
     s.say(HELP)
     return True
@@ -298,8 +272,8 @@ _COMMANDS = {
     "/help": _help,
     "/exit": _exit,
     "/quit": _exit,
-    "/core": _core,
-    "/archival": _archival,
+    "/core": tiered_commands.core,
+    "/archival": tiered_commands.archival,
 }
 
 

@@ -275,3 +275,19 @@ async def test_summarizes_before_the_prompt_would_overflow(redis_client: aioredi
     assert memory_llm.calls  # the budget share alone (1.0) would never have asked
     memory = await agent.load_memory("u13", "c")
     assert memory.historical_summary and memory.summary_upto > 0
+
+
+async def test_taken_back_turns_leave_recall_memory(redis_client: aioredis.Redis) -> None:
+    from io import StringIO
+
+    from roles.repl import ChatSession
+
+    agent = tiered(ScriptedLLM([say("Secret plan noted.")]), redis_client)
+    out = StringIO()
+    session = ChatSession(agent, "u14", "c", out, confirm=lambda _: True)
+    await session.handle("my secret plan")
+    recall = agent.tools().recall
+    assert (await recall.search("secret plan"))[1] == 2
+    await session.handle("/pop 2")
+    assert (await recall.search("secret plan"))[1] == 0
+    assert "took back 2 turn(s)" in out.getvalue()
