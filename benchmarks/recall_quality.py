@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis.asyncio as aioredis
 
-from benchmarks._servers import local_redis
+from benchmarks.common.servers import local_redis
 from brain import LLMSettings, OpenAILLM
 from brain.search_index import IndexedDoc, SearchIndex
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis.asyncio as aioredis
 
-from benchmarks._servers import local_redis
+from benchmarks.common.servers import local_redis
 from brain.search_index import IndexedDoc, SearchIndex
 
 SIZES = [int(s) for s in sys.argv[1:]] or [10_000, 100_000]

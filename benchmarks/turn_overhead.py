@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis.asyncio as aioredis
 
-from benchmarks._servers import local_redis
+from benchmarks.common.servers import local_redis
 from brain import RedisMemoryStore
 from brain.llm import ChatMessage, Completion, TextDelta
 from brain.testing import ScriptedCall, ScriptedLLM, obey_word_limit
