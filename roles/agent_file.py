@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.core_memory import Block
 from brain.errors import ConflictError, InputError
-from brain.search_index import IndexedDoc, SearchIndex
+from brain.search_index import IndexedDoc
 from brain.settings import Settings
 from brain.store import Conversation
 from brain.transfer import ConversationExport, export_conversation, import_conversation
@@ -107,16 +107,4 @@ async def import_agent(file: AgentFile, agent: Assistant) -> None:
             else None
         )
         await archival.add_many(list(file.archival), vectors)
-        recall: SearchIndex = agent.tools().recall
-        await recall.add_many(
-            [
-                IndexedDoc(
-                    id=t.message.id,
-                    text=f"{t.message.sent_from or t.message.role}: {t.message.content}",
-                    ts=t.message.created_at.timestamp(),
-                    tags=(t.message.role,),
-                )
-                for t in file.conversation.turns
-                if not t.hidden
-            ]
-        )
+        await agent.sync_recall()  # recall memory is rebuilt from the imported turns

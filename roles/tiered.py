@@ -34,6 +34,18 @@ MEMGPT_INSTRUCTIONS = (
     "request_heartbeat to true when you need another step after a tool result."
 )
 _log = logging.getLogger("brain.tiered")
+
+
+def recall_doc(message: Message) -> IndexedDoc:
+    """A turn as recall memory indexes it."""
+    return IndexedDoc(
+        id=message.id,
+        text=f"{speaker(message)}: {message.content}",
+        ts=message.created_at.timestamp(),
+        tags=(message.role,),
+    )
+
+
 DEFAULT_BLOCKS = (
     Block(
         label="persona",
@@ -94,7 +106,7 @@ class TieredAssistant(Assistant):
         """As the Assistant does, and also: index turns recall memory has not seen (written in brain mode or
         by another process), and summarize before the prompt would overflow the window."""
         memory = await self._memory()
-        await self._sync_recall(self.tools().recall, memory)
+        await self.sync_recall()
         head = self.tokenizer.count(render_blocks(await self.core_blocks())) + 600  # + system prompt, tools
         if memory.window_tokens + head + self.memory_settings.reply_tokens > self.context_window:
             keep = int(self.context_window * self.memory_settings.keep_recent_share)
@@ -106,27 +118,23 @@ class TieredAssistant(Assistant):
                 _log.warning("summarizing before overflow failed: %s", exc)
         return await super().refine_memory()
 
-    async def _sync_recall(self, recall: SearchIndex, memory: Any) -> None:
-        marker = await recall.get_source("turns") or {"upto": 0}
-        upto = int(marker["upto"])
+    async def sync_recall(self, tools: MemoryTools | None = None) -> int:
+        """Index the stored turns recall memory has not seen yet (with vectors when embeddings are on):
+        turns of this process, of other processes, or written before the tiered mode. Returns how many."""
+        tools = tools or self.tools()
+        memory = await self._memory()
+        marker = await tools.recall.get_source("turns") or {"upto": 0}
+        upto, added = int(marker["upto"]), 0
         while upto < memory.turn_count:
             turns = await memory.read_history(upto + 1, 500)
             if not turns:
                 break
-            await recall.add_many(
-                [
-                    IndexedDoc(
-                        id=t.message.id,
-                        text=f"{speaker(t.message)}: {t.message.content}",
-                        ts=t.message.created_at.timestamp(),
-                        tags=(t.message.role,),
-                    )
-                    for t in turns
-                    if not t.hidden
-                ]
-            )
+            docs = [recall_doc(t.message) for t in turns if not t.hidden]
+            vectors = await tools.embed([d.text for d in docs]) if tools.embed is not None and docs else None
+            added += await tools.recall.add_many(docs, vectors)
             upto = turns[-1].seq
-            await recall.set_source("turns", {"upto": upto})
+            await tools.recall.set_source("turns", {"upto": upto})
+        return added
 
     async def act_stream(self) -> AsyncIterator[str]:
         memory, text = await self._memory(), self._text
@@ -191,15 +199,7 @@ class TieredAssistant(Assistant):
             memory.add_talk(user_turn)
             memory.add_answer(answer)
             await memory.dumps()
-            turns = [
-                IndexedDoc(
-                    id=m.id, text=f"{speaker(m)}: {m.content}", ts=m.created_at.timestamp(), tags=(m.role,)
-                )
-                for m in memory.history[-2:]
-            ]
-            vectors = await tools.embed([t.text for t in turns]) if tools.embed is not None else None
-            await tools.recall.add_many(turns, vectors)
-            await self._sync_recall(tools.recall, memory)  # moves the marker past these two turns
+            await self.sync_recall(tools)
         except BaseException:
             memory.restore_last_talk()
             raise
