@@ -440,3 +440,23 @@ def test_tiered_assistant_deployment(openai_server: ScriptedOpenAIServer, tmp_pa
     assert result.returncode == 0, result.stderr
     assert "[Lily / TalkAction]\nHi from tiered Lily" in result.stdout
     assert "core_memory_append" in json.dumps(openai_server.chat_requests()[0].body["tools"])
+
+
+def test_prompt_history_recalls_earlier_lines(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("First."), Chat("Again."))
+    child = pexpect.spawn(
+        BRAIN, ["chat", "--chat", "history"], env=env_for(openai_server), encoding="utf-8", timeout=30
+    )
+    child.expect("you> ")
+    child.sendline("What is the capital of Norway?")
+    child.expect("First.")
+    child.expect("you> ")
+    child.sendline("\x1b[A")  # arrow up: the previous line comes back
+    child.expect("Again.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    assert [r.body["messages"][-1]["content"] for r in openai_server.chat_requests()] == [
+        "What is the capital of Norway?",
+        "What is the capital of Norway?",
+    ]
