@@ -38,7 +38,7 @@ def render_talk(
     recent: list[ChatMessage] = []
     used = 0
     for m in reversed(history):
-        cost = tokenizer.count(m.content) + 4
+        cost = tokenizer.count_turn(m.content)
         if used + cost > history_budget:
             break
         used += cost

@@ -174,7 +174,7 @@ class BrainMemory(BaseModel):
         if msg.id in self._seqs or msg.id in self._pending_ids:
             return
         self.history.append(msg)
-        self._pending.append((msg, self.tokenizer.count(msg.content) + 4))
+        self._pending.append((msg, self.tokenizer.count_turn(msg.content)))
         self._pending_ids.add(msg.id)
         self.last_history_id = msg.id
         self.is_dirty = True
@@ -246,9 +246,8 @@ class BrainMemory(BaseModel):
         if taken:
             store, conv = self._bound()
             self.version = await store.hide_turns(conv, [self._seqs[m.id] for m in taken])
-            self.window_tokens = max(
-                self.window_tokens - sum(self.tokenizer.count(m.content) + 4 for m in taken), 0
-            )
+            spent = sum(self.tokenizer.count_turn(m.content) for m in taken)
+            self.window_tokens = max(self.window_tokens - spent, 0)
             del self.history[len(self.history) - n :]
             self.last_history_id = self.history[-1].id if self.history else ""
         return taken

@@ -39,6 +39,10 @@ class Tokenizer:
     def count(self, text: str) -> int:
         return len(self.encoding.encode(text, disallowed_special=()))
 
+    def count_turn(self, text: str) -> int:
+        """Tokens a stored turn is budgeted at: its text plus the chat framing around it."""
+        return self.count(text) + 4
+
     def count_messages(self, contents: Iterable[str]) -> int:
         """Prompt tokens of chat messages with these contents (role names, separators included)."""
         return sum(_PER_MESSAGE + self.count(c) for c in contents) + _PER_REPLY

@@ -124,6 +124,10 @@ class Assistant(Role):
         )
         return self.memory
 
+    async def take_back(self, n: int) -> list[Message]:
+        """Take back the newest `n` turns of the loaded chat (kept in the store, flagged hidden)."""
+        return await (await self._memory()).pop(n)
+
     def get_memory(self) -> str:
         """The loaded memory as JSON (MetaGPT's get_memory)."""
         if self.memory is None:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TextIO
 
 from brain.errors import BrainError
-from brain.memory import BrainMemory
 from brain.message import Message, speaker
 from brain.transfer import export_conversation, import_conversation, parse_export
 from roles import repl_tiered as tiered_commands
@@ -84,15 +83,6 @@ class ChatSession:
         self.turn_calls.append(len(self.assistant.llm.usage) - before)
 
 
-async def take_back(s: ChatSession, memory: BrainMemory, n: int) -> list[Message]:
-    """Pop the newest turns; in the tiered mode they leave recall memory too."""
-    taken = await memory.pop(n)
-    if isinstance(s.assistant, TieredAssistant):
-        for message in taken:
-            await s.assistant.tools().recall.delete(message.id)
-    return taken
-
-
 async def _memory(s: ChatSession, _: str) -> bool:
     m = await s.assistant.load_memory(s.user_id, s.chat_id)
     if isinstance(s.assistant, TieredAssistant):
@@ -120,8 +110,8 @@ async def _dump(s: ChatSession, arg: str) -> bool:
 
 
 async def _pop(s: ChatSession, arg: str) -> bool:
-    m = await s.assistant.load_memory(s.user_id, s.chat_id)
-    taken = await take_back(s, m, int(arg) if arg.isdigit() else 1)
+    await s.assistant.load_memory(s.user_id, s.chat_id)
+    taken = await s.assistant.take_back(int(arg) if arg.isdigit() else 1)
     s.say(f"took back {len(taken)} turn(s); they stay stored (see /dump)")
     return True
 
@@ -132,7 +122,7 @@ async def _retry(s: ChatSession, _: str) -> bool:
         s.say("nothing to retry")
         return True
     question = m.history[-2].content
-    await take_back(s, m, 2)
+    await s.assistant.take_back(2)
     await s.reply(question)
     return True
 
@@ -145,7 +135,7 @@ async def _rewrite(s: ChatSession, arg: str) -> bool:
     if not m.history or m.history[-1].role != "assistant":
         s.say("there is no answer to rewrite")
         return True
-    await take_back(s, m, 1)
+    await s.assistant.take_back(1)
     m.add_answer(Message(content=arg, sent_from=s.assistant.name, metadata={"rewritten": True}))
     await m.dumps()
     s.say("the last answer was replaced")

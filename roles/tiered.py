@@ -118,6 +118,14 @@ class TieredAssistant(Assistant):
                 _log.warning("summarizing before overflow failed: %s", exc)
         return await super().refine_memory()
 
+    async def take_back(self, n: int) -> list[Message]:
+        """As the Assistant does; the turns also leave recall memory."""
+        taken = await super().take_back(n)
+        recall = self.tools().recall
+        for message in taken:
+            await recall.delete(message.id)
+        return taken
+
     async def sync_recall(self, tools: MemoryTools | None = None) -> int:
         """Index the stored turns recall memory has not seen yet (with vectors when embeddings are on):
         turns of this process, of other processes, or written before the tiered mode. Returns how many."""
