@@ -4,6 +4,7 @@ from actions.base import Action, ActionContext, Persona
 from actions.prompt import PromptAction
 from actions.relate import IsRelated, RelateAndRewrite, Rewrite
 from actions.summarize import Summarize
+from actions.summarizer import Summarizer
 from actions.talk import TalkAction
 
 __all__ = [
@@ -15,5 +16,6 @@ __all__ = [
     "RelateAndRewrite",
     "Rewrite",
     "Summarize",
+    "Summarizer",
     "TalkAction",
 ]

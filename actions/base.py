@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from brain.llm import LLM
+from brain.llm.protocol import LLM
 from brain.message import Message, speaker
 
 __all__ = ["Action", "ActionContext", "Persona", "transcript"]

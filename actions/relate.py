@@ -12,7 +12,7 @@ import re
 
 from actions.base import Action, ActionContext, transcript
 from brain.errors import LLMError
-from brain.llm import LLM, ChatMessage
+from brain.llm.protocol import LLM, ChatMessage
 
 __all__ = [
     "IsRelated",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from actions.base import Action, ActionContext, transcript
 from brain.errors import LLMError
-from brain.llm import LLM, ChatMessage
+from brain.llm.protocol import LLM, ChatMessage
 
 __all__ = ["Summarize", "render_summarize", "summarize_text"]
 

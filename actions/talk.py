@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from actions.base import Action, ActionContext, Persona
 from brain.errors import LLMError
-from brain.llm import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
+from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
+from brain.llm.tokens import Tokenizer
 from brain.message import Message
-from brain.tokens import Tokenizer
 
 __all__ = ["TalkAction", "ToolRunner", "render_talk"]
 
@@ -28,8 +28,10 @@ def render_talk(
     knowledge: str = "",
     summary: str = "",
     history: Sequence[Message] = (),
+    history_tokens: Sequence[int] | None = None,
 ) -> list[ChatMessage]:
-    """The answer prompt. Pure. Recent turns are dropped oldest-first to fit `history_budget` tokens."""
+    """The answer prompt. Pure. Recent turns are dropped oldest-first to fit `history_budget` tokens;
+    `history_tokens` (the stored cost of each turn) saves counting them again."""
     messages = [ChatMessage(role="system", content=persona.system_prompt())]
     if knowledge:
         messages.append(ChatMessage(role="system", content=f"Knowledge you can rely on:\n{knowledge}"))
@@ -37,8 +39,10 @@ def render_talk(
         messages.append(ChatMessage(role="system", content=f"Summary of the conversation so far:\n{summary}"))
     recent: list[ChatMessage] = []
     used = 0
-    for m in reversed(history):
-        cost = tokenizer.count_turn(m.content)
+    costs = (
+        history_tokens if history_tokens is not None else [tokenizer.count_turn(m.content) for m in history]
+    )
+    for m, cost in zip(reversed(history), reversed(costs), strict=True):
         if used + cost > history_budget:
             break
         used += cost
@@ -69,7 +73,7 @@ class TalkAction(Action):
             async for event in llm.stream(messages, tools=tools):
                 if isinstance(event, Completion):
                     final = event
-                else:
+                elif isinstance(event, TextDelta):
                     yield event
             if final is None:
                 raise LLMError(f"{llm.model}: the reply stream ended without a completion")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from brain.errors import LLMError
-from brain.llm import LLM, ChatMessage
+from brain.llm.protocol import LLM, ChatMessage
 
 __all__ = ["make_title", "render_title"]
 

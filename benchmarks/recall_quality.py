@@ -22,7 +22,8 @@ import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
 from brain import LLMSettings, OpenAILLM
-from brain.search_index import IndexedDoc, SearchIndex
+from brain.keys import archival_base
+from brain.search.index import IndexedDoc, SearchIndex
 
 NAMES = ["Bea", "Carl", "Dina", "Emil", "Frida", "Gus", "Hanna", "Ivo", "Jonas", "Kari", "Lena", "Mats"]
 CITIES = ["Lisbon", "Bergen", "Tromso", "Porto", "Krakow", "Tallinn", "Ghent", "Turin", "Lyon", "Graz"]
@@ -90,7 +91,7 @@ async def main() -> None:
         client = aioredis.Redis.from_url(url)
         for c in range(n_conv):
             docs, questions = conversation(rng, n_turns, n_facts)
-            index = SearchIndex(client, f"recall-quality-{c}")
+            index = SearchIndex(client, archival_base("brain", f"recall-quality-{c}"))
             vectors = None
             if llm is not None:
                 vectors = []

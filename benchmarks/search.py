@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
-from brain.search_index import IndexedDoc, SearchIndex
+from brain.keys import archival_base
+from brain.search.index import IndexedDoc, SearchIndex
 
 SIZES = [int(s) for s in sys.argv[1:]] or [10_000, 100_000]
 QUERIES = 300
@@ -43,7 +44,7 @@ async def main() -> None:
     with local_redis() as (url, server):
         client = aioredis.Redis.from_url(url)
         for size in SIZES:
-            index = SearchIndex(client, f"bench-{size}")
+            index = SearchIndex(client, archival_base("brain", f"bench-{size}"))
             texts = [passage(rng, words, weights) for _ in range(size)]
             docs = [
                 IndexedDoc(id=str(i), text=t, tags=(f"t{i % 7}",), ts=1_700_000_000 + i)

@@ -20,7 +20,7 @@ import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
 from brain import BrainMemory, Message, RedisMemoryStore
-from brain.store import Conversation, WriteBatch
+from brain.store.protocol import Conversation, WriteBatch
 
 LENGTHS = [10, 100, 1_000, 5_000, 50_000]
 TURNS = 100  # measured turns per history (each adds 2 messages)

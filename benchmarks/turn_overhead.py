@@ -24,9 +24,9 @@ import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
 from brain import RedisMemoryStore
-from brain.llm import ChatMessage, Completion, TextDelta
+from brain.llm.protocol import ChatMessage, Completion, TextDelta
+from brain.llm.usage import UsageLedger
 from brain.testing import ScriptedCall, ScriptedLLM, obey_word_limit
-from brain.usage import UsageLedger
 from roles import Assistant
 
 TURNS = 500

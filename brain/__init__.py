@@ -1,18 +1,23 @@
-"""brain-assistant's memory layer and what it stands on: settings, LLM gateway, tokens, Redis."""
+"""brain-assistant's memory layer and what it stands on: settings, the LLM gateway (`brain.llm`), Redis
+and the stores (`brain.store`), search (`brain.search`), memory (`brain.memory`), key naming (`brain.keys`)
+and the one builder (`brain.runtime`)."""
 
-from brain.connection import RedisConnection
 from brain.errors import BrainError, ConfigError, ConflictError, InputError, LLMError, StoreError
-from brain.llm import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
+from brain.llm.openai_client import OpenAILLM
+from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
+from brain.llm.tokens import Tokenizer
+from brain.llm.usage import Usage, UsageLedger
 from brain.loader import load_settings, load_settings_traced
-from brain.memory import BrainMemory
+from brain.memory.brain_memory import BrainMemory
+from brain.memory.erasure import ErasureReport
 from brain.message import Message
-from brain.openai_llm import OpenAILLM
-from brain.redis_store import RedisMemoryStore
+from brain.runtime import Runtime, local_runtime, open_runtime
 from brain.settings import LLMSettings, LogSettings, MemorySettings, RedisSettings, Settings
-from brain.store import InMemoryStore, MemoryStore
+from brain.store.connection import RedisConnection
+from brain.store.memory_store import InMemoryStore
+from brain.store.protocol import MemoryStore
+from brain.store.redis_store import RedisMemoryStore
 from brain.sync import run_sync
-from brain.tokens import Tokenizer
-from brain.usage import Usage, UsageLedger
 
 __version__ = "0.1.0"
 
@@ -24,6 +29,7 @@ __all__ = [
     "Completion",
     "ConfigError",
     "ConflictError",
+    "ErasureReport",
     "InMemoryStore",
     "InputError",
     "LLMError",
@@ -36,16 +42,20 @@ __all__ = [
     "RedisConnection",
     "RedisMemoryStore",
     "RedisSettings",
+    "Runtime",
     "Settings",
     "StoreError",
     "TextDelta",
     "Tokenizer",
     "ToolCall",
+    "ToolCallDelta",
     "ToolSpec",
     "Usage",
     "UsageLedger",
     "__version__",
     "load_settings",
     "load_settings_traced",
+    "local_runtime",
+    "open_runtime",
     "run_sync",
 ]

@@ -1,8 +1,15 @@
-"""Redis key naming for conversations. Pure.
+"""Every Redis key and index namespace brain-assistant uses, for every tier. Pure.
 
-Every key of one conversation shares a hash tag, so multi-key scripts work on Redis Cluster. User and chat
-ids are encoded (base64url, or a SHA-256 digest for long ids) so that no id can break a key, match a glob,
-or collide with another conversation's keys.
+User and chat ids are encoded (base64url, or a SHA-256 digest for long ids) so that no id can break a key,
+match a glob, or collide with another tenant's keys. Each namespace is one hash tag (one Cluster slot):
+
+- conversation (turns, ids, knowledge, hidden turns, meta: summary, title, usage): `P:{U.C}:<part>`
+- recall memory of a conversation (BM25 postings, vectors): `P:{r.U.C}:<part>`
+- archival memory of a user: `P:{idx.<enc("archival:" user)>}:<part>`
+- core memory blocks of a scope (a user, an agent, a shared name): `P:{core.<enc(scope)>}:blocks`
+
+An encoded id starts with `b` or `h` and never contains `.`, so the tags of different kinds, users and chats
+cannot meet, and `user_patterns` finds exactly one user's keys with a SCAN.
 """
 
 from __future__ import annotations
@@ -14,13 +21,25 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.errors import InputError
 
-__all__ = ["ConversationKeys", "conversation_keys", "encode_id"]
+__all__ = [
+    "ConversationKeys",
+    "agent_scope",
+    "archival_base",
+    "conversation_keys",
+    "core_key",
+    "encode_id",
+    "raw_id",
+    "recall_base",
+    "shared_scope",
+    "user_patterns",
+    "user_scope",
+]
 
 _MAX_INLINE = 96  # ids longer than this (in bytes) are hashed instead of inlined
 
 
-def encode_id(value: str | bytes, what: str = "id") -> str:
-    """A key-safe, collision-free encoding of a user or chat id (`[A-Za-z0-9_-]` only)."""
+def raw_id(value: str | bytes, what: str = "id") -> bytes:
+    """The bytes of an id (`"a"` and `b"a"` are the same id); `InputError` for a wrong type or size."""
     if isinstance(value, str):
         raw = value.encode("utf-8", "surrogatepass")
     elif isinstance(value, bytes):
@@ -31,6 +50,12 @@ def encode_id(value: str | bytes, what: str = "id") -> str:
         raise InputError(f"{what} must not be empty")
     if len(raw) > 65_536:
         raise InputError(f"{what} is {len(raw)} bytes; ids are limited to 64 KiB")
+    return raw
+
+
+def encode_id(value: str | bytes, what: str = "id") -> str:
+    """A key-safe, collision-free encoding of an id (`[A-Za-z0-9_-]` only, starting with b or h)."""
+    raw = raw_id(value, what)
     if len(raw) <= _MAX_INLINE:
         return "b" + base64.urlsafe_b64encode(raw).decode().rstrip("=")
     return "h" + hashlib.sha256(raw).hexdigest()
@@ -45,7 +70,7 @@ class ConversationKeys(BaseModel):
 
     @property
     def meta(self) -> str:
-        """Hash: schema version, summary, summary_upto, counters, last_talk, title."""
+        """Hash: schema version, summary, summary_upto, counters, last_talk, title, usage."""
         return f"{self.base}:meta"
 
     @property
@@ -78,3 +103,45 @@ def conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -
     user = encode_id(user_id, "user_id")
     chat = encode_id(chat_id, "chat_id")
     return ConversationKeys(base=f"{prefix}:{{{user}.{chat}}}")
+
+
+def recall_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> str:
+    """Namespace of the recall index (every past turn, searchable) of one conversation."""
+    return f"{prefix}:{{r.{encode_id(user_id, 'user_id')}.{encode_id(chat_id, 'chat_id')}}}"
+
+
+def archival_base(prefix: str, user_id: str | bytes) -> str:
+    """Namespace of a user's archival memory (passages and loaded documents)."""
+    return f"{prefix}:{{idx.{encode_id(b'archival:' + raw_id(user_id, 'user_id'), 'user_id')}}}"
+
+
+def user_scope(user_id: str | bytes) -> bytes:
+    """The core-memory scope of a user's own blocks (e.g. `human`)."""
+    return b"user:" + raw_id(user_id, "user_id")
+
+
+def agent_scope(name: str) -> bytes:
+    """The core-memory scope of an agent's own blocks (e.g. `persona`)."""
+    return b"agent:" + raw_id(name, "agent name")
+
+
+def shared_scope(name: str) -> bytes:
+    """The core-memory scope of a block several agents or users share (configured by name)."""
+    return b"shared:" + raw_id(name, "shared block scope")
+
+
+def core_key(prefix: str, scope: str | bytes) -> str:
+    """The hash of one core-memory scope's blocks."""
+    return f"{prefix}:{{core.{encode_id(scope, 'scope')}}}:blocks"
+
+
+def user_patterns(prefix: str, user_id: str | bytes) -> tuple[str, ...]:
+    """SCAN patterns matching every key of one user and no other user's: conversations, recall indexes,
+    archival memory and the user's core blocks."""
+    user = encode_id(user_id, "user_id")
+    return (
+        f"{prefix}:{{{user}.*",
+        f"{prefix}:{{r.{user}.*",
+        f"{archival_base(prefix, user_id)}:*",
+        core_key(prefix, user_scope(user_id)),
+    )

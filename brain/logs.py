@@ -37,6 +37,7 @@ def configure_logging(settings: LogSettings, secrets: Iterable[str] = ()) -> log
         logging.FileHandler(settings.file, encoding="utf-8") if settings.file else logging.StreamHandler()
     )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(settings.level)
     handler.addFilter(RedactingFilter(secrets))
     root = logging.getLogger()
     root.addHandler(handler)

@@ -8,7 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SCHEMA_VERSION", "Message", "speaker"]
+from brain.errors import InputError
+
+__all__ = ["SCHEMA_VERSION", "Message", "check_text", "speaker"]
 
 SCHEMA_VERSION = 1
 
@@ -40,3 +42,24 @@ def speaker(message: Message) -> str:
     """The label a transcript shows for a message: its sender, else its role, capitalised."""
     name = message.sent_from or message.role or "unknown"
     return name[:1].upper() + name[1:]
+
+
+def check_text(text: object, max_bytes: int, what: str = "message") -> str:
+    """`text` if it can be stored and sent: a non-blank str, valid UTF-8 (no lone surrogates), at most
+    `max_bytes` bytes. Otherwise `InputError` naming the limit; call it before any LLM call or write."""
+    if not isinstance(text, str):
+        raise InputError(f"the {what} must be text (str), not {type(text).__name__}")
+    if not text.strip():
+        raise InputError(f"the {what} is empty; say something")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InputError(
+            f"the {what} is not valid Unicode text (a lone surrogate at position {exc.start}); "
+            "decode your input as UTF-8"
+        ) from None
+    if size > max_bytes:
+        raise InputError(
+            f"the {what} is {size:,} bytes; the limit is memory.max_message_bytes = {max_bytes:,} bytes"
+        )
+    return text

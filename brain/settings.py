@@ -63,6 +63,7 @@ class RedisSettings(BaseModel):
     cluster: bool = False
     key_prefix: str = Field("brain", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     max_connections: int = Field(64, ge=1)
+    pool_timeout: float = Field(10.0, gt=0)
     socket_timeout: float = Field(5.0, gt=0)
     connect_timeout: float = Field(5.0, gt=0)
     retries: int = Field(3, ge=0, le=20)

@@ -11,12 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from brain.core_memory import Block
 from brain.errors import ConflictError, InputError
-from brain.search_index import IndexedDoc
+from brain.memory.core import Block
+from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
+from brain.search.index import IndexedDoc
 from brain.settings import Settings
-from brain.store import Conversation
-from brain.transfer import ConversationExport, export_conversation, import_conversation
+from brain.store.protocol import Conversation
 from roles.assistant import Assistant
 from roles.skills import SkillDeclaration
 from roles.tiered import TieredAssistant
@@ -58,17 +58,20 @@ def public_settings(settings: Settings) -> dict[str, Any]:
     return data
 
 
-async def export_agent(agent: Assistant, settings: Settings) -> AgentFile:
+async def export_agent(agent: Assistant, settings: Settings, user_id: str, chat_id: str) -> AgentFile:
+    """The agent as it serves (user_id, chat_id): persona, that chat, and in the tiered mode the core blocks
+    it sees and the user's archival memory."""
     persona = agent.persona.model_dump()
-    persona.update(user_id=agent.user_id, chat_id=agent.chat_id, mode="brain")
+    persona.update(user_id=user_id, chat_id=chat_id, mode="brain")
     blocks: list[ScopedBlock] = []
     archival: list[IndexedDoc] = []
     if isinstance(agent, TieredAssistant):
         persona["mode"] = "tiered"
-        for scope in sorted(set(agent.scopes().values())):
-            blocks += [ScopedBlock(scope=scope, block=b) for b in await agent.core.list(scope)]
-        archival = await agent.tools().archival.all_docs()
-    conversation = await export_conversation(agent.store, Conversation(agent.user_id, agent.chat_id))
+        for scope in sorted(set(agent.scopes(user_id).values())):
+            text = scope.decode("utf-8", "surrogateescape")
+            blocks += [ScopedBlock(scope=text, block=b) for b in await agent.tiers.core.list(scope)]
+        archival = await agent.tiers.archival(user_id).all_docs()
+    conversation = await export_conversation(agent.store, Conversation(user_id, chat_id))
     return AgentFile(
         settings=public_settings(settings),
         agent=persona,
@@ -89,22 +92,19 @@ def parse_agent_file(data: str | bytes) -> AgentFile:
     return agent
 
 
-async def import_agent(file: AgentFile, agent: Assistant) -> None:
-    """Restore into `agent`'s stores; its conversation and archival memory must be empty."""
-    if isinstance(agent, TieredAssistant):
-        archival = agent.tools().archival
-        if await archival.count():
-            raise ConflictError(
-                f"archival memory of {agent.user_id!r} is not empty; import into an empty one"
-            )
-    await import_conversation(agent.store, file.conversation, Conversation(agent.user_id, agent.chat_id))
-    if isinstance(agent, TieredAssistant):
+async def import_agent(file: AgentFile, agent: Assistant, user_id: str, chat_id: str) -> None:
+    """Restore into `agent`'s stores as (user_id, chat_id); the chat and archival memory must be empty."""
+    archival = agent.tiers.archival(user_id) if isinstance(agent, TieredAssistant) else None
+    if archival is not None and await archival.count():
+        raise ConflictError(f"archival memory of {user_id!r} is not empty; import into an empty one")
+    await import_conversation(agent.store, file.conversation, Conversation(user_id, chat_id))
+    if isinstance(agent, TieredAssistant) and archival is not None:
         for item in file.core_blocks:
-            await agent.core.create(item.scope, item.block, replace=True)
+            scope = item.scope.encode("utf-8", "surrogateescape")
+            await agent.tiers.core.create(scope, item.block, replace=True)
+        embed = agent.tiers.embed
         vectors = (
-            await agent.llm.embed([d.text for d in file.archival])
-            if agent.embeddings and file.archival
-            else None
+            await embed([d.text for d in file.archival]) if embed is not None and file.archival else None
         )
         await archival.add_many(list(file.archival), vectors)
-        await agent.sync_recall()  # recall memory is rebuilt from the imported turns
+        await agent.sync_recall(await agent.load_memory(user_id, chat_id))  # rebuilt from the imported turns

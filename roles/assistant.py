@@ -1,46 +1,72 @@
-"""`Assistant`: a Role whose memory is a BrainMemory per (user_id, chat_id). MetaGPT's names: talk, think,
-act, refine_memory, run, get_memory, load_memory. One LLM call per ordinary turn; summaries only when the
-budget says so; a failed call leaves memory as it was and last_talk in place.
+"""`Assistant`: a Role whose memory is a BrainMemory per (user_id, chat_id).
+
+One Assistant serves any number of users and chats at once: it holds only what every call shares (the
+runtime, persona, skills, actions); each call's state is a local `Turn` passed along. Turns of one chat in
+this process run one at a time (a lock that exists only while the chat is busy); other processes may serve
+the same chat, since memory is loaded per turn and appends are idempotent.
+
+One LLM call per ordinary turn; summaries only when the budget says so. Input is checked before any write or
+LLM call; a failed turn leaves memory as it was and the user's text pending (`retry_stream` answers it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+from actions.summarizer import Summarizer
 from actions.talk import TalkAction, render_talk
-from brain.connection import RedisConnection
-from brain.errors import BrainError, StoreError
-from brain.llm import LLM, Completion, TextDelta
-from brain.memory import BrainMemory
-from brain.message import Message
-from brain.openai_llm import OpenAILLM
-from brain.redis_store import RedisMemoryStore
-from brain.settings import MemorySettings, Settings
-from brain.store import MemoryStore
-from brain.tokens import Tokenizer
+from actions.title import make_title
+from brain.errors import BrainError, ConfigError, InputError
+from brain.keys import raw_id
+from brain.llm.protocol import Completion, TextDelta
+from brain.memory.brain_memory import BrainMemory
+from brain.memory.erasure import ErasureReport, erase_chat, erase_user
+from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
+from brain.message import Message, check_text, speaker
+from brain.runtime import Runtime, open_runtime
+from brain.settings import Settings
+from brain.store.protocol import Conversation
+from roles.locks import KeyedLocks
 from roles.role import USER_REQUIREMENT, Role
 from roles.skills import Skills
 
-__all__ = ["Assistant"]
+__all__ = ["Assistant", "Turn"]
 
 _log = logging.getLogger("brain.assistant")
 
 
+@dataclass
+class Turn:
+    """One call's state: whose memory, what to answer, and the reply as it is produced."""
+
+    memory: BrainMemory
+    text: str
+    pieces: list[str] = field(default_factory=list)
+
+    @property
+    def conversation(self) -> Conversation:
+        return Conversation(self.memory.user_id, self.memory.chat_id)
+
+
 class Assistant(Role):
-    """An assistant that remembers. Memory is loaded per turn, so several processes can serve one chat."""
+    """An assistant that remembers. `mode` names the `memory.mode` this class serves."""
+
+    mode: ClassVar[str] = "brain"
+    _modes: ClassVar[dict[str, type[Assistant]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "mode" in cls.__dict__:  # a class serving a mode of its own registers itself for it
+            Assistant._modes[cls.mode] = cls
 
     def __init__(
         self,
+        runtime: Runtime,
         *,
-        llm: LLM,
-        store: MemoryStore,
-        memory_settings: MemorySettings | None = None,
-        context_window: int = 128_000,
-        memory_llm: LLM | None = None,
         skills: Skills | None = None,
         user_id: str = "local",
         chat_id: str = "default",
@@ -51,10 +77,9 @@ class Assistant(Role):
         desc: str = "",
         language: str = "English",
         watch: Sequence[str] = (USER_REQUIREMENT,),
-        tokenizer: Tokenizer | None = None,
     ) -> None:
         super().__init__(
-            llm=llm,
+            llm=runtime.llm,
             name=name,
             profile=profile,
             goal=goal,
@@ -63,177 +88,251 @@ class Assistant(Role):
             language=language,
             watch=watch,
         )
-        self.store = store
-        self.memory_settings = memory_settings or MemorySettings()
-        self.context_window = context_window
-        self.memory_llm = memory_llm or llm
+        self.runtime = runtime
+        self.memory_settings = runtime.settings.memory
+        self.context_window = runtime.settings.llm.context_window
         self.skills = skills or Skills()
-        self.user_id, self.chat_id = user_id, chat_id
-        self.tokenizer = tokenizer or Tokenizer.for_model(llm.model)
-        self.memory: BrainMemory | None = None
+        self.home = Conversation(user_id, chat_id)  # where `run()` talks when the assistant is in a team
         self.talk_action = TalkAction(
             self.skills.specs,
             self.skills.invoke if self.skills else None,
             self.memory_settings.max_tool_steps,
         )
         self.actions = [self.talk_action]
-        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
-        self._text: str | None = None
+        self.summarizer = Summarizer.from_settings(
+            runtime.memory_llm, runtime.tokenizer, self.memory_settings
+        )
+        self._locks = KeyedLocks()
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def for_runtime(cls, runtime: Runtime, **options: Any) -> Assistant:
+        """The assistant for `runtime`: `Assistant` picks the class of `memory.mode`, a subclass is itself."""
+        if cls is not Assistant:
+            return cls(runtime, **options)
+        mode = runtime.settings.memory.mode
+        if mode not in cls._modes:
+            raise ConfigError(f"memory.mode {mode!r}: no assistant class serves it (import roles first)")
+        return cls._modes[mode](runtime, **options)
 
     @classmethod
     @contextlib.asynccontextmanager
     async def from_settings(cls, settings: Settings, **options: Any) -> AsyncIterator[Assistant]:
-        """An Assistant that owns its Redis connection and LLM clients, closed on exit."""
-        async with contextlib.AsyncExitStack() as stack:
-            connection = await RedisConnection.open(settings)
-            stack.push_async_callback(connection.aclose)
-            llm = await stack.enter_async_context(OpenAILLM.from_settings(settings.llm))
-            memory_llm: LLM = llm
-            if settings.memory.llm in settings.llms:
-                memory_settings = settings.llm_for(settings.memory.llm)
-                memory_llm = await stack.enter_async_context(OpenAILLM.from_settings(memory_settings))
-            store = RedisMemoryStore(
-                connection.client,
-                prefix=settings.redis.key_prefix,
-                ttl_seconds=settings.memory.ttl_seconds,
-                max_message_bytes=settings.memory.max_message_bytes,
-            )
-            if cls is Assistant:  # the memory mode picks the class
-                from roles.tiered import make_assistant  # it builds on this module
+        """An assistant owning its Redis connection and LLM clients (closed on exit)."""
+        async with open_runtime(settings) as runtime:
+            yield cls.for_runtime(runtime, **options)
 
-                yield make_assistant(
-                    settings, connection.client, llm=llm, store=store, memory_llm=memory_llm, **options
-                )
-            else:
-                yield cls(
-                    llm=llm,
-                    store=store,
-                    memory_settings=settings.memory,
-                    context_window=settings.llm.context_window,
-                    memory_llm=memory_llm,
-                    **options,
-                )
+    @property
+    def store(self) -> Any:
+        return self.runtime.store
+
+    @property
+    def memory_llm(self) -> Any:
+        return self.runtime.memory_llm
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.runtime.tokenizer
+
+    @property
+    def busy_chats(self) -> int:
+        """Chats with a call running or waiting in this process (the lock table's size)."""
+        return len(self._locks)
 
     # ------------------------------------------------------------------ memory
 
-    async def load_memory(self, user_id: str | None = None, chat_id: str | None = None) -> BrainMemory:
-        """Load (user_id, chat_id)'s memory from the store; it becomes this assistant's memory."""
-        self.user_id, self.chat_id = user_id or self.user_id, chat_id or self.chat_id
-        self.memory = await BrainMemory.loads(
-            self.store, self.user_id, self.chat_id, settings=self.memory_settings, tokenizer=self.tokenizer
+    async def load_memory(self, user_id: str | bytes, chat_id: str | bytes) -> BrainMemory:
+        """(user_id, chat_id)'s memory, loaded fresh from the store; the caller keeps it."""
+        return await BrainMemory.loads(
+            self.store, user_id, chat_id, settings=self.memory_settings, tokenizer=self.tokenizer
         )
-        return self.memory
 
-    async def take_back(self, n: int) -> list[Message]:
-        """Take back the newest `n` turns of the loaded chat (kept in the store, flagged hidden)."""
-        return await (await self._memory()).pop(n)
+    async def get_memory(self, user_id: str | bytes, chat_id: str | bytes) -> str:
+        """The chat's memory as JSON (MetaGPT's get_memory)."""
+        return (await self.load_memory(user_id, chat_id)).model_dump_json()
 
-    def get_memory(self) -> str:
-        """The loaded memory as JSON (MetaGPT's get_memory)."""
-        if self.memory is None:
-            raise StoreError("no memory loaded: call load_memory() or talk() first")
-        return self.memory.model_dump_json()
+    async def pending(self, user_id: str | bytes, chat_id: str | bytes) -> str | None:
+        """The user's text still waiting for an answer (a turn that failed), if any."""
+        return (await self.load_memory(user_id, chat_id)).last_talk
 
-    async def _memory(self) -> BrainMemory:
-        return self.memory if self.memory is not None else await self.load_memory()
+    @contextlib.asynccontextmanager
+    async def _chat(self, user_id: str | bytes, chat_id: str | bytes) -> AsyncIterator[BrainMemory]:
+        """Hold the chat's lock and load its memory."""
+        async with self._locks.hold((raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id"))):
+            yield await self.load_memory(user_id, chat_id)
 
-    # ------------------------------------------------------------------ MetaGPT's turn
+    # ------------------------------------------------------------------ turns
 
-    async def talk(self, text: str) -> None:
-        """Record what the user said as the pending `last_talk` (saved at once: a crash keeps it)."""
-        if not isinstance(text, str) or not text.strip():
-            raise BrainError("say something: the text is empty")
-        memory = await self._memory()
-        memory.set_last_talk(text)
-        await memory.dumps()
+    async def chat(self, user_id: str, chat_id: str, text: str) -> str:
+        """One turn for (user_id, chat_id); the whole answer."""
+        return "".join([piece async for piece in self.chat_stream(user_id, chat_id, text)])
 
-    async def refine_memory(self) -> str | None:
+    async def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
+        """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text."""
+        Conversation(user_id, chat_id)
+        text = check_text(text, self.memory_settings.max_message_bytes)
+        async with self._chat(user_id, chat_id) as memory:
+            memory.set_last_talk(text)
+            await memory.dumps()  # saved at once: a crash or a failed call keeps it pending
+            async for piece in self._turn(memory):
+                yield piece
+
+    async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:
+        """Answer the pending text of a failed turn; else take back the last answer and its question and
+        answer that question again. `InputError` when there is nothing to retry."""
+        async with self._chat(user_id, chat_id) as memory:
+            if memory.last_talk is None:
+                history = memory.history
+                if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+                    raise InputError("nothing to retry")
+                question = history[-2].content
+                await self._take_back(memory, 2)
+                memory.set_last_talk(question)
+                await memory.dumps()
+            async for piece in self._turn(memory):
+                yield piece
+
+    async def _turn(self, memory: BrainMemory) -> AsyncIterator[str]:
+        text = await self.refine_memory(memory)
+        if text is None:
+            return
+        turn = Turn(memory=memory, text=text)
+        try:
+            async for piece in self._answer(turn):
+                turn.pieces.append(piece)
+                yield piece
+            await self._commit(turn)
+        except BaseException:
+            memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
+            raise
+
+    async def refine_memory(self, memory: BrainMemory) -> str | None:
         """Take the pending talk; summarize first when the active window is over budget."""
-        memory = await self._memory()
         if memory.needs_summary(self.context_window):
-            keep = int(self.context_window * self.memory_settings.keep_recent_share)
-            try:
-                await memory.summarize(
-                    self.memory_llm, self.memory_settings.summary_max_words, keep_recent=keep
-                )
-            except BrainError as exc:  # the answer can still be given from the window; try again next turn
-                _log.warning(
-                    "summarizing %s/%s failed, will retry next turn: %s", self.user_id, self.chat_id, exc
-                )
+            await self._summarize(memory, int(self.context_window * self.memory_settings.keep_recent_share))
         return memory.pop_last_talk()
 
-    async def think(self) -> bool:
-        self._text = await self.refine_memory()
-        self.todo = self.talk_action if self._text is not None else None
-        return self.todo is not None
+    async def _summarize(self, memory: BrainMemory, keep_recent: int) -> None:
+        try:
+            await memory.summarize(
+                self.summarizer, self.memory_settings.summary_max_words, keep_recent=keep_recent
+            )
+        except BrainError as exc:  # the answer can still be given from the window; try again next turn
+            _log.warning("summarizing a chat failed, will retry next turn: %s", exc)
 
-    async def act(self) -> Message:
-        async for _ in self.act_stream():
-            pass
-        assert self.memory is not None
-        return self.memory.history[-1]
-
-    async def act_stream(self) -> AsyncIterator[str]:
-        """Stream the answer to the talk taken by `think()`; memory commits only after the whole answer."""
-        memory, text = await self._memory(), self._text
-        if text is None:
-            raise BrainError("nothing to answer: call talk() and think() first")
+    async def _answer(self, turn: Turn) -> AsyncIterator[str]:
+        """The answer's text as it streams."""
+        memory = turn.memory
         prompt = render_talk(
             persona=self.persona,
-            text=text,
+            text=turn.text,
             tokenizer=self.tokenizer,
             history_budget=int(self.context_window * self.memory_settings.prompt_history_share),
             knowledge=memory.get_knowledge(),
             summary=memory.historical_summary,
             history=memory.history,
+            history_tokens=memory.history_tokens,
         )
-        try:
-            final: Completion | None = None
-            async for event in self.talk_action.stream(self.llm, prompt):
-                if isinstance(event, TextDelta):
-                    yield event.text
-                else:
-                    final = event
-            assert final is not None
-            memory.add_talk(Message(content=text, sent_from="user"))
-            memory.add_answer(
-                Message(content=final.content or "", sent_from=self.name, cause_by="TalkAction")
-            )
+        async for event in self.talk_action.stream(self.llm, prompt):
+            if isinstance(event, TextDelta):
+                yield event.text
+            elif isinstance(event, Completion) and not turn.pieces and event.content:
+                yield event.content  # a model that answered without streaming text
+
+    async def _commit(self, turn: Turn) -> None:
+        """Store the question and the answer in one atomic write (clears the pending talk)."""
+        turn.memory.add_talk(Message(content=turn.text, sent_from="user"))
+        turn.memory.add_answer(
+            Message(content="".join(turn.pieces), sent_from=self.name, cause_by="TalkAction")
+        )
+        await turn.memory.dumps()
+
+    # ------------------------------------------------------------------ what users do to a chat
+
+    async def take_back(self, user_id: str, chat_id: str, n: int = 1) -> list[Message]:
+        """Take back the newest `n` turns: out of the window and recall, still stored (flagged hidden)."""
+        async with self._chat(user_id, chat_id) as memory:
+            return await self._take_back(memory, n)
+
+    async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
+        return await memory.pop(n)
+
+    async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
+        """Replace the last answer with `text` (the old one stays stored, taken back)."""
+        text = check_text(text, self.memory_settings.max_message_bytes, "rewritten answer")
+        async with self._chat(user_id, chat_id) as memory:
+            if not memory.history or memory.history[-1].role != "assistant":
+                raise InputError("there is no answer to rewrite")
+            await self._take_back(memory, 1)
+            memory.add_answer(Message(content=text, sent_from=self.name, metadata={"rewritten": True}))
             await memory.dumps()
-        except BaseException:
-            memory.restore_last_talk()  # the store never lost it; this process can retry too
-            raise
-        finally:
-            self._text = None
+            await self._written(memory)
+
+    async def _written(self, memory: BrainMemory) -> None:
+        """Called after turns were written outside a normal turn (the tiered mode indexes them)."""
+
+    async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
+        text = check_text(text, self.memory_settings.max_message_bytes, "knowledge")
+        async with self._chat(user_id, chat_id) as memory:
+            memory.add_knowledge(Message(content=text.strip(), sent_from="user"))
+            await memory.dumps()
+
+    async def summarize_now(self, user_id: str, chat_id: str) -> str:
+        """Summarize the chat now (every unsummarized turn); the summary, "" for an empty chat."""
+        async with self._chat(user_id, chat_id) as memory:
+            return await memory.summarize(self.summarizer, self.memory_settings.summary_max_words)
+
+    async def title(self, user_id: str, chat_id: str, max_words: int = 5) -> str:
+        """Give the chat a title (one call on the memory model; none for an empty chat)."""
+        async with self._chat(user_id, chat_id) as memory:
+            lines = [memory.history_text, *(f"{speaker(m)}: {m.content}" for m in memory.history[-1:])]
+            text = "\n".join(filter(None, lines))
+            if not text.strip():
+                return "New conversation"
+            window = self.tokenizer.truncate(text, self.memory_settings.window_tokens)
+            title = await make_title(self.memory_llm, window, max_words)
+            await memory.set_title(title)
+            return title
+
+    async def export_chat(self, user_id: str, chat_id: str) -> ConversationExport:
+        """Everything stored of the chat (every raw turn) as a versioned export."""
+        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
+            return await export_conversation(self.store, Conversation(user_id, chat_id))
+
+    async def import_chat(self, user_id: str, chat_id: str, export: ConversationExport) -> None:
+        """Load an export into this empty chat (`ConflictError` when it has data)."""
+        async with self._chat(user_id, chat_id):
+            await import_conversation(self.store, export, Conversation(user_id, chat_id))
+            await self._written(await self.load_memory(user_id, chat_id))
+
+    async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
+        """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors."""
+        conv = Conversation(user_id, chat_id)
+        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
+            return await erase_chat(self.store, self.runtime.tiers, conv)
+
+    async def forget_user(self, user_id: str) -> ErasureReport:
+        """Erase everything of `user_id`: every chat, archival memory, the user's core blocks; `remaining`
+        lists any key of the user a final scan still found."""
+        return await erase_user(self.store, self.runtime.tiers, user_id)
+
+    # ------------------------------------------------------------------ as a role in a team
 
     async def run(self, with_message: Message | str | None = None) -> Message | None:
+        """Answer the newest message (given, or from the inbox) in the `home` chat; publish the answer."""
         if with_message is not None:
-            await self.talk(with_message.content if isinstance(with_message, Message) else with_message)
+            text = with_message.content if isinstance(with_message, Message) else with_message
         elif self.inbox:
-            news = await self._observe()
-            await self.talk(news[-1].content)
-        if not await self.think():
+            text = (await self._observe())[-1].content
+        else:
             return None
-        answer = await self.act()
+        reply = await self.chat(str(self.home.user_id), str(self.home.chat_id), text)
+        message = Message(role="assistant", content=reply, sent_from=self.name, cause_by="TalkAction")
+        self.history.append(message)
         if self.env is not None:
-            self.env.publish_message(answer)
-        return answer
+            self.env.publish_message(message)
+        return message
 
-    # ------------------------------------------------------------------ the embedding API
 
-    async def chat(self, user_id: str, chat_id: str, text: str) -> str:
-        return "".join([piece async for piece in self.chat_stream(user_id, chat_id, text)])
-
-    async def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
-        """One turn for (user_id, chat_id), streamed. Turns of one chat in this process run one at a time."""
-        lock = self._locks.setdefault((user_id, chat_id), asyncio.Lock())
-        async with lock:
-            await self.load_memory(user_id, chat_id)
-            await self.talk(text)
-            if await self.think():
-                async for piece in self.act_stream():
-                    yield piece
-
-    async def summarize_now(self) -> str:
-        memory = await self._memory()
-        return await memory.summarize(self.memory_llm, self.memory_settings.summary_max_words)
+Assistant._modes["brain"] = Assistant

@@ -6,26 +6,23 @@ describes what would run; `run_deployment` builds the team (owning its clients) 
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from actions.prompt import PromptAction
-from brain.connection import RedisConnection
 from brain.errors import ConfigError
-from brain.llm import LLM
 from brain.loader import config_error, load_settings_traced, read_config_file
-from brain.openai_llm import OpenAILLM
-from brain.redis_store import RedisMemoryStore
+from brain.runtime import open_runtime
 from brain.settings import Settings
+from roles.assistant import Assistant
 from roles.environment import Team, TeamResult
 from roles.role import USER_REQUIREMENT, Role
 from roles.skills import SkillDeclaration, Skills
-from roles.tiered import make_assistant
 
 __all__ = ["ActionSpec", "Deployment", "PipelineSpec", "RoleSpec", "load_deployment", "run_deployment"]
 
@@ -130,21 +127,12 @@ def _role_class(kind: str, where: str) -> type[Role]:
 
 
 async def run_deployment(settings: Settings, deployment: Deployment, file: Path) -> TeamResult:
-    """Build the roles (one client per named LLM, one Redis connection) and run the pipeline."""
+    """Build the roles on one runtime (one client per named LLM, Redis when an assistant needs memory)
+    and run the pipeline."""
     if deployment.pipeline is None:
         raise ConfigError(f"{file}: pipeline: nothing to run; add pipeline: {{idea: ..., n_round: ...}}")
-    async with contextlib.AsyncExitStack() as stack:
-        llms: dict[str, LLM] = {}
-        for name in {r.llm for r in deployment.roles}:
-            config = settings.llm if name == "default" else settings.llm_for(name)
-            llms[name] = await stack.enter_async_context(OpenAILLM.from_settings(config))
-        store, connection = None, None
-        if any(r.kind == "assistant" for r in deployment.roles):
-            connection = await RedisConnection.open(settings)
-            stack.push_async_callback(connection.aclose)
-            store = RedisMemoryStore(
-                connection.client, prefix=settings.redis.key_prefix, ttl_seconds=settings.memory.ttl_seconds
-            )
+    with_redis = any(r.kind == "assistant" for r in deployment.roles)
+    async with open_runtime(settings, redis=with_redis) as runtime:
         roles: list[Role] = []
         for i, spec in enumerate(deployment.roles):
             persona: dict[str, Any] = {
@@ -156,15 +144,12 @@ async def run_deployment(settings: Settings, deployment: Deployment, file: Path)
                 "language": spec.language,
                 "watch": spec.watch,
             }
-            llm = llms[spec.llm]
+            llm = runtime.llm_named(spec.llm)
             if spec.kind == "assistant":
-                assert connection is not None and store is not None
+                role_runtime = runtime if llm is runtime.llm else replace(runtime, llm=llm)
                 roles.append(
-                    make_assistant(
-                        settings,
-                        connection.client,
-                        llm=llm,
-                        store=store,
+                    Assistant.for_runtime(
+                        role_runtime,
                         chat_id=f"deploy-{file.stem}",
                         skills=Skills.load(spec.skills),
                         **persona,

@@ -14,10 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from brain.core_memory import CoreMemory
 from brain.errors import InputError
-from brain.llm import ToolCall, ToolSpec
-from brain.search_index import Hit, IndexedDoc, SearchIndex
+from brain.llm.protocol import ToolCall, ToolSpec
+from brain.memory.core import CoreMemory
+from brain.search.index import Hit, IndexedDoc, SearchIndex
 from roles.skills import check_arguments
 
 __all__ = ["MemoryTools", "ToolOutcome"]
@@ -136,7 +136,7 @@ class MemoryTools:
     def __init__(
         self,
         core: CoreMemory,
-        scopes: dict[str, str],
+        scopes: dict[str, bytes],
         archival: SearchIndex,
         recall: SearchIndex,
         *,
@@ -189,7 +189,7 @@ class MemoryTools:
         vectors: list[list[float]] = await self.embed([text])
         return vectors[0]
 
-    def _scope(self, label: str) -> str:
+    def _scope(self, label: str) -> bytes:
         if label not in self.scopes:
             raise InputError(f"there is no core memory block {label!r}; blocks: {', '.join(self.scopes)}")
         return self.scopes[label]

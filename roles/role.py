@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from actions.base import Action, ActionContext, Persona, transcript
 from brain.errors import LLMError
-from brain.llm import LLM, ChatMessage
+from brain.llm.protocol import LLM, ChatMessage
 from brain.message import Message
 
 if TYPE_CHECKING:
@@ -72,8 +72,7 @@ class Role:
         self.max_react_loop = max_react_loop
         self.env: Environment | None = None
         self.inbox: list[Message] = []
-        self.history: list[Message] = []
-        self.todo: Action | None = None
+        self.history: list[Message] = []  # this role's mailbox, as MetaGPT keeps it
 
     @property
     def name(self) -> str:
@@ -99,24 +98,19 @@ class Role:
         self.history.extend(news)
         return news
 
-    async def _think(self) -> bool:
-        """Set `todo`; False when there is nothing to do."""
+    async def _think(self) -> Action | None:
+        """The next action to run; None when there is nothing to do."""
         if not self.actions:
-            return False
+            return None
         if len(self.actions) == 1:
-            self.todo = self.actions[0]
-            return True
+            return self.actions[0]
         reply = await self.llm.complete(render_choice(self.persona, self.actions, self.history), max_tokens=5)
         choice = parse_choice(reply.content or "", len(self.actions))
-        self.todo = None if choice < 0 else self.actions[choice]
-        return self.todo is not None
+        return None if choice < 0 else self.actions[choice]
 
-    async def _act(self) -> Message:
-        assert self.todo is not None
-        text = await self.todo.run(
-            self.llm, ActionContext(persona=self.persona, messages=tuple(self.history))
-        )
-        message = Message(role="assistant", content=text, cause_by=self.todo.name, sent_from=self.name)
+    async def _act(self, action: Action) -> Message:
+        text = await action.run(self.llm, ActionContext(persona=self.persona, messages=tuple(self.history)))
+        message = Message(role="assistant", content=text, cause_by=action.name, sent_from=self.name)
         self.history.append(message)
         if self.env is not None:
             self.env.publish_message(message)
@@ -135,13 +129,13 @@ class Role:
         produced: Message | None = None
         if self.react_mode == "by_order":
             for action in self.actions:
-                self.todo = action
-                produced = await self._act()
+                produced = await self._act(action)
             return produced
         for _ in range(self.max_react_loop):
-            if not await self._think():
+            chosen = await self._think()
+            if chosen is None:
                 break
-            produced = await self._act()
+            produced = await self._act(chosen)
         return produced
 
     def __repr__(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain.errors import ConfigError
-from brain.llm import ToolCall, ToolSpec
+from brain.llm.protocol import ToolCall, ToolSpec
 
 __all__ = ["Skill", "SkillDeclaration", "Skills", "check_arguments"]
 

@@ -2,49 +2,36 @@
 core memory blocks always in view, archival memory and recall memory (every past turn) searchable.
 
 The system prompt never changes (provider prompt caching keeps working); core memory follows it as a
-separate system message. Tool steps chain through `request_heartbeat` up to `memory.max_tool_steps`.
-The prompt is fitted to the context window (oldest turns out first, tool calls with their results) and the
-model is warned when it passes `memory.pressure_share` of the window.
+separate system message. Tool steps chain through `request_heartbeat` up to `memory.max_tool_steps`; what
+the model says through `send_message` streams as it arrives. The prompt is fitted to the context window
+(oldest turns out first, tool calls with their results) and the model is warned when it passes
+`memory.pressure_share` of the window.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from actions.memgpt import MEMGPT_INSTRUCTIONS, stream_step
 from actions.talk import render_talk
-from brain.connection import RedisClient
-from brain.context import fit_prompt, pressure_note, prompt_tokens
-from brain.core_memory import Block, CoreMemory, render_blocks
-from brain.errors import LLMError
-from brain.llm import ChatMessage
+from brain.errors import ConfigError, LLMError
+from brain.keys import agent_scope, shared_scope, user_scope
+from brain.llm.protocol import ChatMessage, Completion
+from brain.memory.brain_memory import BrainMemory
+from brain.memory.context import fit_prompt, pressure_note, prompt_tokens
+from brain.memory.core import Block, render_blocks
+from brain.memory.tiers import Tiers
 from brain.message import Message, speaker
-from brain.search_index import IndexedDoc, SearchIndex
-from brain.settings import Settings
-from roles.assistant import Assistant
+from brain.runtime import Runtime
+from brain.search.index import IndexedDoc
+from roles.assistant import Assistant, Turn
 from roles.memory_tools import MemoryTools
 
-__all__ = ["DEFAULT_BLOCKS", "MEMGPT_INSTRUCTIONS", "TieredAssistant", "make_assistant"]
+__all__ = ["DEFAULT_BLOCKS", "MEMGPT_INSTRUCTIONS", "TieredAssistant", "recall_doc"]
 
-MEMGPT_INSTRUCTIONS = (
-    "You have memory tools. Core memory (below) is always in view: keep what you learn about the user in the "
-    "human block and about yourself in the persona block. Archival memory holds long-term passages; "
-    "conversation search finds anything said before. Reply to the user with send_message. Set "
-    "request_heartbeat to true when you need another step after a tool result."
-)
 _log = logging.getLogger("brain.tiered")
-
-
-def recall_doc(message: Message) -> IndexedDoc:
-    """A turn as recall memory indexes it."""
-    return IndexedDoc(
-        id=message.id,
-        text=f"{speaker(message)}: {message.content}",
-        ts=message.created_at.timestamp(),
-        tags=(message.role,),
-    )
-
 
 DEFAULT_BLOCKS = (
     Block(
@@ -57,178 +44,186 @@ DEFAULT_BLOCKS = (
 )
 
 
+def recall_doc(message: Message) -> IndexedDoc:
+    """A turn as recall memory indexes it."""
+    return IndexedDoc(
+        id=message.id,
+        text=f"{speaker(message)}: {message.content}",
+        ts=message.created_at.timestamp(),
+        tags=(message.role,),
+    )
+
+
 class TieredAssistant(Assistant):
-    """An Assistant with MemGPT memory tiers, stored in the same Redis."""
+    """An Assistant with MemGPT memory tiers, stored in the same Redis (`runtime.tiers`)."""
+
+    mode: ClassVar[str] = "tiered"
 
     def __init__(
         self,
+        runtime: Runtime,
         *,
-        core: CoreMemory,
-        index_client: RedisClient,
         blocks: Sequence[Block] = DEFAULT_BLOCKS,
         shared_blocks: dict[str, str] | None = None,
-        prefix: str = "brain",
-        embeddings: bool = False,
         **options: Any,
     ) -> None:
-        super().__init__(**options)
-        self.embeddings = embeddings  # the endpoint has an embedding model: hybrid search
-        self.core, self.index_client, self.prefix = core, index_client, prefix
+        if runtime.tiers is None:
+            raise ConfigError(
+                "memory.mode tiered keeps core, archival and recall memory in Redis; it needs one"
+            )
+        super().__init__(runtime, **options)
+        self.tiers: Tiers = runtime.tiers
         self.blocks = tuple(blocks)
-        self.shared_blocks = dict(shared_blocks or {})  # label -> scope shared with other agents
+        self.shared_blocks = dict(shared_blocks or {})  # label -> name of a scope shared with other agents
 
-    def scopes(self) -> dict[str, str]:
+    def scopes(self, user_id: str | bytes) -> dict[str, bytes]:
         """Where each block lives: persona with the agent, the others with the user, shared ones as set."""
-        scopes = {b.label: f"user:{self.user_id}" for b in self.blocks}
-        scopes["persona"] = f"agent:{self.name}"
-        return {**scopes, **self.shared_blocks}
+        scopes = {b.label: user_scope(user_id) for b in self.blocks}
+        scopes["persona"] = agent_scope(self.name)
+        return {**scopes, **{label: shared_scope(name) for label, name in self.shared_blocks.items()}}
 
-    def tools(self) -> MemoryTools:
-        archival = SearchIndex(self.index_client, f"archival:{self.user_id}", prefix=self.prefix)
-        recall = SearchIndex(self.index_client, f"recall:{self.user_id}:{self.chat_id}", prefix=self.prefix)
+    def tools(self, user_id: str | bytes, chat_id: str | bytes) -> MemoryTools:
         return MemoryTools(
-            self.core, self.scopes(), archival, recall, embed=self.llm.embed if self.embeddings else None
+            self.tiers.core,
+            self.scopes(user_id),
+            self.tiers.archival(user_id),
+            self.tiers.recall(user_id, chat_id),
+            embed=self.tiers.embed,
         )
 
-    async def core_blocks(self) -> list[Block]:
-        scopes = self.scopes()
-        by_scope: dict[str, list[Block]] = {}
+    async def core_blocks(self, user_id: str | bytes) -> list[Block]:
+        scopes = self.scopes(user_id)
+        by_scope: dict[bytes, list[Block]] = {}
         for block in self.blocks:
             by_scope.setdefault(scopes[block.label], []).append(block)
         found: list[Block] = []
         for scope, defaults in by_scope.items():
-            found += [b for b in await self.core.ensure(scope, defaults) if scopes.get(b.label) == scope]
-        for label, scope in self.shared_blocks.items():
-            found += [b for b in await self.core.list(scope) if b.label == label and b not in found]
+            found += [
+                b for b in await self.tiers.core.ensure(scope, defaults) if scopes.get(b.label) == scope
+            ]
+        for label, name in self.shared_blocks.items():
+            found += [
+                b
+                for b in await self.tiers.core.list(shared_scope(name))
+                if b.label == label and b not in found
+            ]
         return found
 
-    async def refine_memory(self) -> str | None:
+    async def refine_memory(self, memory: BrainMemory) -> str | None:
         """As the Assistant does, and also: index turns recall memory has not seen (written in brain mode or
         by another process), and summarize before the prompt would overflow the window."""
-        memory = await self._memory()
-        await self.sync_recall()
-        head = self.tokenizer.count(render_blocks(await self.core_blocks())) + 600  # + system prompt, tools
+        await self.sync_recall(memory)
+        head = self.tokenizer.count(render_blocks(await self.core_blocks(memory.user_id))) + 600
         if memory.window_tokens + head + self.memory_settings.reply_tokens > self.context_window:
-            keep = int(self.context_window * self.memory_settings.keep_recent_share)
-            try:
-                await memory.summarize(
-                    self.memory_llm, self.memory_settings.summary_max_words, keep_recent=keep
-                )
-            except LLMError as exc:  # fit_prompt still keeps the prompt inside the window
-                _log.warning("summarizing before overflow failed: %s", exc)
-        return await super().refine_memory()
+            await self._summarize(memory, int(self.context_window * self.memory_settings.keep_recent_share))
+        return await super().refine_memory(memory)
 
-    async def take_back(self, n: int) -> list[Message]:
+    async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
         """As the Assistant does; the turns also leave recall memory."""
-        taken = await super().take_back(n)
-        recall = self.tools().recall
+        taken = await super()._take_back(memory, n)
+        recall = self.tiers.recall(memory.user_id, memory.chat_id)
         for message in taken:
             await recall.delete(message.id)
         return taken
 
-    async def sync_recall(self, tools: MemoryTools | None = None) -> int:
+    async def _written(self, memory: BrainMemory) -> None:
+        await self.sync_recall(memory)
+
+    async def sync_recall(self, memory: BrainMemory) -> int:
         """Index the stored turns recall memory has not seen yet (with vectors when embeddings are on):
         turns of this process, of other processes, or written before the tiered mode. Returns how many."""
-        tools = tools or self.tools()
-        memory = await self._memory()
-        marker = await tools.recall.get_source("turns") or {"upto": 0}
+        recall = self.tiers.recall(memory.user_id, memory.chat_id)
+        marker = await recall.get_source("turns") or {"upto": 0}
         upto, added = int(marker["upto"]), 0
+        if upto > memory.turn_count:  # the chat was deleted and started again behind recall's back
+            await recall.drop()
+            upto = 0
         while upto < memory.turn_count:
             turns = await memory.read_history(upto + 1, 500)
             if not turns:
                 break
             docs = [recall_doc(t.message) for t in turns if not t.hidden]
-            vectors = await tools.embed([d.text for d in docs]) if tools.embed is not None and docs else None
-            added += await tools.recall.add_many(docs, vectors)
+            vectors = (
+                await self.tiers.embed([d.text for d in docs])
+                if self.tiers.embed is not None and docs
+                else None
+            )
+            added += await recall.add_many(docs, vectors)
             upto = turns[-1].seq
-            await tools.recall.set_source("turns", {"upto": upto})
+            await recall.set_source("turns", {"upto": upto})
         return added
 
-    async def act_stream(self) -> AsyncIterator[str]:
-        memory, text = await self._memory(), self._text
-        if text is None:
-            raise LLMError("nothing to answer: call talk() and think() first")
-        tools = self.tools()
-        window, settings = self.context_window, self.memory_settings
-        try:
-            base = render_talk(
-                persona=self.persona,
-                text=text,
-                tokenizer=self.tokenizer,
-                history_budget=int(window * settings.prompt_history_share),
-                knowledge=memory.get_knowledge(),
-                summary=memory.historical_summary,
-                history=memory.history,
-            )
-            system = base[0].model_copy(update={"content": f"{base[0].content}\n{MEMGPT_INSTRUCTIONS}"})
-            head = [system, ChatMessage(role="system", content=render_blocks(await self.core_blocks()))]
-            head += [m for m in base[1:] if m.role == "system"]
-            messages = head + [m for m in base[1:] if m.role != "system"]
-            specs = tools.specs + self.skills.specs
-            reply: str | None = None
-            for step in range(settings.max_tool_steps + 1):
-                if step:  # memory edits show up in the next step's core memory message
-                    messages[1] = ChatMessage(role="system", content=render_blocks(await self.core_blocks()))
-                prompt = fit_prompt(
-                    messages, window, self.tokenizer, head=len(head), reserve=settings.reply_tokens
+    async def _answer(self, turn: Turn) -> AsyncIterator[str]:
+        memory, settings, window = turn.memory, self.memory_settings, self.context_window
+        tools = self.tools(memory.user_id, memory.chat_id)
+        base = render_talk(
+            persona=self.persona,
+            text=turn.text,
+            tokenizer=self.tokenizer,
+            history_budget=int(window * settings.prompt_history_share),
+            knowledge=memory.get_knowledge(),
+            summary=memory.historical_summary,
+            history=memory.history,
+            history_tokens=memory.history_tokens,
+        )
+        system = base[0].model_copy(update={"content": f"{base[0].content}\n{MEMGPT_INSTRUCTIONS}"})
+        core = ChatMessage(role="system", content=render_blocks(await self.core_blocks(memory.user_id)))
+        head = [system, core, *(m for m in base[1:] if m.role == "system")]
+        messages = head + [m for m in base[1:] if m.role != "system"]
+        specs = tools.specs + self.skills.specs
+        for step in range(settings.max_tool_steps + 1):
+            if step:  # memory edits show up in the next step's core memory message
+                messages[1] = ChatMessage(
+                    role="system", content=render_blocks(await self.core_blocks(memory.user_id))
                 )
-                note = pressure_note(prompt_tokens(prompt, self.tokenizer), window, settings.pressure_share)
-                if note is not None:
-                    prompt = fit_prompt(
-                        [*prompt[: len(head)], note, *prompt[len(head) :]],
-                        window,
-                        self.tokenizer,
-                        head=len(head) + 1,
-                        reserve=settings.reply_tokens,
-                    )
-                last = step == settings.max_tool_steps
-                completion = await self.llm.complete(prompt, tools=() if last else specs)
-                if not completion.tool_calls:
-                    reply = reply or (completion.content or "").strip() or None
-                    break
-                messages.append(completion.as_message())
-                heartbeat = False
-                for call in completion.tool_calls:
-                    if tools.handles(call.name):
-                        outcome = await tools.invoke(call)
-                        heartbeat |= outcome.heartbeat
-                        reply = outcome.message or reply
-                        result = outcome.result
-                    else:
-                        result, heartbeat = await self.skills.invoke(call), True
-                    messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=result))
-                if not heartbeat:
-                    break
-            if reply is None:
-                raise LLMError(f"{self.llm.model}: the turn ended without a message to the user")
-            yield reply
-            user_turn = Message(content=text, sent_from="user")
-            answer = Message(content=reply, sent_from=self.name, cause_by="TalkAction")
-            memory.add_talk(user_turn)
-            memory.add_answer(answer)
-            await memory.dumps()
-            await self.sync_recall(tools)
-        except BaseException:
-            memory.restore_last_talk()
-            raise
-        finally:
-            self._text = None
+            prompt = self._fit(messages, len(head))
+            said: dict[int, str] = {}
+            completion: Completion | None = None
+            last = step == settings.max_tool_steps
+            async for event in stream_step(
+                self.llm, prompt, () if last else specs, said, separate=bool(turn.pieces)
+            ):
+                if isinstance(event, Completion):
+                    completion = event
+                else:
+                    yield event
+            assert completion is not None
+            if not completion.tool_calls:
+                break
+            messages.append(completion.as_message())
+            heartbeat = False
+            for index, call in enumerate(completion.tool_calls):
+                if tools.handles(call.name):
+                    outcome = await tools.invoke(call)
+                    heartbeat |= outcome.heartbeat
+                    result = outcome.result
+                    streamed = said.get(index, "")
+                    if outcome.message is not None and outcome.message.startswith(streamed):
+                        rest = outcome.message[len(streamed) :]
+                        if rest:  # what the stream could not show as it came
+                            yield ("\n\n" if turn.pieces and not streamed else "") + rest
+                else:
+                    result, heartbeat = await self.skills.invoke(call), True
+                messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=result))
+            if not heartbeat:
+                break
+        if not "".join(turn.pieces).strip():
+            raise LLMError(f"{self.llm.model}: the turn ended without a message to the user")
 
+    def _fit(self, messages: list[ChatMessage], head: int) -> list[ChatMessage]:
+        window, settings = self.context_window, self.memory_settings
+        prompt = fit_prompt(messages, window, self.tokenizer, head=head, reserve=settings.reply_tokens)
+        note = pressure_note(prompt_tokens(prompt, self.tokenizer), window, settings.pressure_share)
+        if note is None:
+            return prompt
+        return fit_prompt(
+            [*prompt[:head], note, *prompt[head:]],
+            window,
+            self.tokenizer,
+            head=head + 1,
+            reserve=settings.reply_tokens,
+        )
 
-def make_assistant(settings: Settings, client: RedisClient, **options: Any) -> Assistant:
-    """The assistant `settings.memory.mode` asks for (`options`: llm, store, persona, ...)."""
-    common: dict[str, Any] = {
-        "memory_settings": settings.memory,
-        "context_window": settings.llm.context_window,
-        **options,
-    }
-    if settings.memory.mode != "tiered":
-        return Assistant(**common)
-    prefix = settings.redis.key_prefix
-    return TieredAssistant(
-        core=CoreMemory(client, prefix=prefix),
-        index_client=client,
-        prefix=prefix,
-        embeddings=settings.llm.embedding_model is not None,
-        **common,
-    )
+    async def _commit(self, turn: Turn) -> None:
+        await super()._commit(turn)
+        await self.sync_recall(turn.memory)

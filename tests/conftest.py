@@ -11,9 +11,10 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from brain.embedded import EmbeddedValkey
-from brain.redis_store import RedisMemoryStore
-from brain.store import InMemoryStore, MemoryStore
+from brain.store.embedded import EmbeddedValkey
+from brain.store.memory_store import InMemoryStore
+from brain.store.protocol import MemoryStore
+from brain.store.redis_store import RedisMemoryStore
 from tests.support.network_guard import GUARD_LOG_ENV, NetworkGuard
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.servers import RedisServerProcess

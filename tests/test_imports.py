@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted(
     ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
     for package in ("brain", "actions", "roles")
-    for p in (ROOT / package).glob("*.py")
+    for p in (ROOT / package).rglob("*.py")
 )
 
 # One interpreter; before each import every project module is forgotten, so each is imported first once.

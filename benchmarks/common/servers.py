@@ -13,7 +13,7 @@ from pathlib import Path
 
 import redis
 
-from brain.embedded import EmbeddedValkey
+from brain.store.embedded import EmbeddedValkey
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ from actions.relate import (
     relate_and_rewrite,
     rewrite,
 )
-from brain import BrainMemory, LLMError
+from brain import LLMError
 from brain.testing import ScriptedLLM
 
 CONTEXT = "User: I am planning a trip to Oslo in May.\nAssistant: Oslo in May is lovely."
@@ -58,7 +58,7 @@ def test_lexical_precheck() -> None:
 
 async def test_clearly_unrelated_skips_the_llm() -> None:
     llm = ScriptedLLM()  # any call would fail: the script is empty
-    assert await BrainMemory.is_related(CONTEXT, "What is the boiling point of water?", llm) is False
+    assert await is_related(llm, CONTEXT, "What is the boiling point of water?") is False
     assert await relate_and_rewrite(llm, "What is the boiling point of water?", CONTEXT) == (
         "What is the boiling point of water?"
     )
@@ -78,7 +78,7 @@ async def test_related_sends_the_user_text_once() -> None:
 async def test_one_combined_call() -> None:
     llm = ScriptedLLM(['{"related": true, "rewritten": "Book hotels in Oslo"}', '{"related": false}'])
     assert await relate_and_rewrite(llm, "Book hotels there", CONTEXT) == "Book hotels in Oslo"
-    assert await BrainMemory.relate_and_rewrite("Is it far?", CONTEXT, llm) == "Is it far?"
+    assert await relate_and_rewrite(llm, "Is it far?", CONTEXT) == "Is it far?"
     assert len(llm.calls) == 2 and all(c.prompt_text.count("Book hotels there") <= 1 for c in llm.calls)
 
 

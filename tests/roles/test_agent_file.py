@@ -4,26 +4,22 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
-from brain import RedisMemoryStore, Settings
-from brain.core_memory import Block, CoreMemory
-from brain.search_index import IndexedDoc
+from brain import Settings
+from brain.keys import shared_scope
+from brain.memory.core import Block, CoreMemory
+from brain.search.index import IndexedDoc
 from brain.testing import ScriptedLLM, tool_calls
 from roles.agent_file import export_agent, import_agent, parse_agent_file
 from roles.skills import SkillDeclaration, Skills
 from roles.tiered import TieredAssistant
+from tests.support.runtime import make_runtime
 
 SKILL = SkillDeclaration(name="current_time", description="now", entry="roles.builtin_skills:current_time")
 
 
 def agent(client: aioredis.Redis, llm: ScriptedLLM, prefix: str) -> TieredAssistant:
     return TieredAssistant(
-        llm=llm,
-        store=RedisMemoryStore(client, prefix=prefix),
-        core=CoreMemory(client, prefix=prefix),
-        index_client=client,
-        prefix=prefix,
-        user_id="ann",
-        chat_id="c1",
+        make_runtime(llm, client=client, prefix=prefix),
         name="Lily",
         shared_blocks={"team": "team:x"},
         skills=Skills.load([SKILL]),
@@ -44,16 +40,16 @@ async def test_round_trip_is_exact_and_has_no_secrets(redis_client: aioredis.Red
     )
     source = agent(redis_client, llm, "src")
     await CoreMemory(redis_client, prefix="src").create(
-        "team:x", Block(label="team", value="Deadline Friday")
+        shared_scope("team:x"), Block(label="team", value="Deadline Friday")
     )
     await source.chat("ann", "c1", "I am Ann, vegetarian")
-    await source.tools().archival.add(
+    await source.tiers.archival("ann").add(
         IndexedDoc(id="p1", text="Passport expires 2027", tags=("docs",), ts=5.0)
     )
     settings = Settings.model_validate(
         {"llm": {"api_key": "sk-SECRET"}, "redis": {"url": "redis://:pw-SECRET@host:6379/0"}}
     )
-    first = await export_agent(source, settings)
+    first = await export_agent(source, settings, "ann", "c1")
     text = first.model_dump_json()
     assert "SECRET" not in text
     assert len(first.conversation.turns) == 2 and len(first.archival) == 1
@@ -61,11 +57,11 @@ async def test_round_trip_is_exact_and_has_no_secrets(redis_client: aioredis.Red
     assert {(b.scope, b.block.label) for b in first.core_blocks} == {
         ("agent:Lily", "persona"),
         ("user:ann", "human"),
-        ("team:x", "team"),
+        ("shared:team:x", "team"),
     }
     target = agent(redis_client, ScriptedLLM(), "dst")  # an empty store: another key prefix
-    await import_agent(parse_agent_file(text), target)
-    second = await export_agent(target, settings)
+    await import_agent(parse_agent_file(text), target, "ann", "c1")
+    second = await export_agent(target, settings, "ann", "c1")
     assert second.model_dump_json() == text
-    hits, _ = await target.tools().recall.search("vegetarian")
+    hits, _ = await target.tiers.recall("ann", "c1").search("vegetarian")
     assert hits  # recall memory was rebuilt from the turns

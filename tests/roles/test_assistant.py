@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
-from brain import InMemoryStore, LLMError, MemorySettings
+from brain import InMemoryStore, InputError, LLMError, MemorySettings
 from brain.testing import ScriptedLLM, tool_calls
 from roles.assistant import Assistant
 from roles.skills import SkillDeclaration, Skills, check_arguments
+from tests.support.runtime import make_runtime, split_options
 
 WEATHER = SkillDeclaration(
     name="get_weather",
@@ -30,8 +32,9 @@ ADD = SkillDeclaration(
 BROKEN = SkillDeclaration(name="broken", description="Always fails", entry="tests.roles.sample_skills:broken")
 
 
-def assistant(llm: ScriptedLLM, store: InMemoryStore | None = None, **kw: object) -> Assistant:
-    return Assistant(llm=llm, store=store or InMemoryStore(), **kw)  # type: ignore[arg-type]
+def assistant(llm: ScriptedLLM, store: InMemoryStore | None = None, **kw: Any) -> Assistant:
+    runtime, options = split_options(kw)
+    return Assistant(make_runtime(llm, store=store or InMemoryStore(), **runtime), **options)
 
 
 async def test_one_call_per_turn_and_memory_across_instances() -> None:
@@ -75,7 +78,9 @@ async def test_failed_llm_call_leaves_memory_and_last_talk() -> None:
         await a.chat("u", "c", "Hello?")
     memory = await a.load_memory("u", "c")
     assert memory.history == [] and memory.last_talk == "Hello?"
-    assert await a.think() and (await a.act()).content == "Recovered answer"  # retrying the turn works
+    assert await a.pending("u", "c") == "Hello?"
+    retried = "".join([p async for p in a.retry_stream("u", "c")])
+    assert retried == "Recovered answer"  # retrying the turn works
     memory = await a.load_memory("u", "c")
     assert [m.content for m in memory.history] == ["Hello?", "Recovered answer"] and memory.last_talk is None
 
@@ -154,8 +159,24 @@ async def test_summarizes_only_when_the_budget_says_so() -> None:
         assert history_tokens <= 240  # prompt_history_share of the window
 
 
-async def test_talk_refuses_empty_text() -> None:
-    from brain import BrainError
-
-    with pytest.raises(BrainError, match="empty"):
-        await assistant(ScriptedLLM()).talk("   ")
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("   ", "empty"),
+        ("", "empty"),
+        (None, "must be text"),
+        (b"bytes", "must be text"),
+        ("bad \udc80 surrogate", "lone surrogate"),
+        ("x" * 2_000, "memory.max_message_bytes = 1,000 bytes"),
+        ("好" * 400, "is 1,200 bytes"),
+    ],
+)
+async def test_bad_input_is_refused_before_any_call_or_write(text: Any, message: str) -> None:
+    store = InMemoryStore()
+    llm = ScriptedLLM()  # any LLM call fails: the script is empty
+    a = assistant(llm, store, memory_settings=MemorySettings(max_message_bytes=1_000))
+    with pytest.raises(InputError, match=message):
+        await a.chat("u", "c", text)
+    with pytest.raises(InputError):
+        await a.chat("", "c", "hello")
+    assert llm.calls == [] and await store.list_chats("u") == [] and a.busy_chats == 0

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
 from brain import InMemoryStore, LLMError, MemorySettings
-from brain.core_memory import Block, CoreMemory
-from brain.search_index import SearchIndex
+from brain.keys import archival_base, shared_scope
+from brain.memory.core import Block, CoreMemory
+from brain.search.index import SearchIndex
 from brain.testing import ScriptedLLM, obey_word_limit, tool_calls
 from roles.tiered import TieredAssistant
+from tests.support.runtime import make_runtime, split_options
 
 
-def tiered(llm: ScriptedLLM, client: aioredis.Redis, **kw: object) -> TieredAssistant:
-    return TieredAssistant(llm=llm, store=InMemoryStore(), core=CoreMemory(client), index_client=client, **kw)  # type: ignore[arg-type]
+def tiered(llm: ScriptedLLM, client: aioredis.Redis, **kw: Any) -> TieredAssistant:
+    runtime, options = split_options({"store": InMemoryStore(), **kw})
+    return TieredAssistant(make_runtime(llm, client=client, **runtime), **options)
 
 
 def say(text: str) -> object:
@@ -132,7 +136,9 @@ async def test_bad_tool_calls_become_tool_errors(
     redis_client: aioredis.Redis, call: tuple[str, dict[str, object]], error: str
 ) -> None:
     llm = ScriptedLLM([tool_calls(call), say("Sorry.")])
-    assert await tiered(llm, redis_client).chat("u5", "c", "do it") == "Sorry."
+    reply = await tiered(llm, redis_client).chat("u5", "c", "do it")
+    # A message already streamed to the user stays said, even when its call had a bad argument.
+    assert reply == ("hi\n\nSorry." if call[0] == "send_message" else "Sorry.")
     assert error in (next(m.content for m in llm.calls[1].messages if m.role == "tool") or "")
 
 
@@ -161,12 +167,13 @@ async def test_tenants_cannot_see_each_other(redis_client: aioredis.Redis) -> No
     await agent.chat("bob", "c", "what is alice's pin?")
     found = json.loads([m.content for m in llm.calls[3].messages if m.role == "tool"][-1] or "")
     assert found["total"] == 0
-    assert (await SearchIndex(redis_client, "archival:alice").search("pin"))[1] == 1
+    assert (await SearchIndex(redis_client, archival_base("brain", "alice")).search("pin"))[1] == 1
+    assert (await SearchIndex(redis_client, archival_base("brain", "bob")).search("pin"))[1] == 0
 
 
 async def test_shared_block_between_two_agents(redis_client: aioredis.Redis) -> None:
     core = CoreMemory(redis_client)
-    await core.create("team:research", Block(label="team", value="Deadline: Friday", limit=200))
+    await core.create(shared_scope("team:research"), Block(label="team", value="Deadline: Friday", limit=200))
     llm = ScriptedLLM(
         [
             tool_calls(
@@ -197,7 +204,7 @@ async def test_pressure_note_and_the_prompt_always_fits(redis_client: aioredis.R
     )
     for i in range(12):
         await agent.chat("u9", "c", f"message {i} " + "filler words " * 20)
-    from brain.context import is_well_formed, prompt_tokens
+    from brain.memory.context import is_well_formed, prompt_tokens
 
     assert all(prompt_tokens(c.messages, agent.tokenizer) <= 600 - 64 for c in llm.calls)
     assert all(is_well_formed(c.messages) for c in llm.calls)
@@ -224,7 +231,7 @@ async def test_hybrid_search_when_embeddings_are_configured(redis_client: aiored
     agent = tiered(llm, redis_client, embeddings=True)
     await agent.chat("u10", "c", "remember my flight")
     await agent.chat("u10", "c", "when is my journey?")
-    last_chat = [c for c in llm.calls if c.kind == "chat"][-1]
+    last_chat = [c for c in llm.calls if c.kind != "embed"][-1]
     found = json.loads([m.content for m in last_chat.messages if m.role == "tool"][-1] or "")
     assert found["results"][0]["text"] == "Flight to Oslo on May 3"  # no shared word: found by its vector
     assert [c.kind for c in llm.calls].count("embed") >= 3
@@ -251,7 +258,7 @@ async def test_turns_from_brain_mode_become_searchable(redis_client: aioredis.Re
     from roles.assistant import Assistant
 
     store = InMemoryStore()
-    plain = Assistant(llm=ScriptedLLM(["Lisbon is sunny."]), store=store)
+    plain = Assistant(make_runtime(ScriptedLLM(["Lisbon is sunny."]), store=store))
     await plain.chat("u12", "c", "Tell me about Lisbon")
     llm = ScriptedLLM(
         [
@@ -259,7 +266,7 @@ async def test_turns_from_brain_mode_become_searchable(redis_client: aioredis.Re
             say("We talked about Lisbon."),
         ]
     )
-    agent = TieredAssistant(llm=llm, store=store, core=CoreMemory(redis_client), index_client=redis_client)
+    agent = TieredAssistant(make_runtime(llm, store=store, client=redis_client))
     await agent.chat("u12", "c", "What did we discuss?")
     found = json.loads([m.content for m in llm.calls[-1].messages if m.role == "tool"][-1] or "")
     assert {r["text"] for r in found["results"]} >= {"User: Tell me about Lisbon", "Lily: Lisbon is sunny."}
@@ -280,13 +287,13 @@ async def test_summarizes_before_the_prompt_would_overflow(redis_client: aioredi
 async def test_taken_back_turns_leave_recall_memory(redis_client: aioredis.Redis) -> None:
     from io import StringIO
 
-    from roles.repl import ChatSession
+    from roles.cli.session import ChatSession
 
     agent = tiered(ScriptedLLM([say("Secret plan noted.")]), redis_client)
     out = StringIO()
     session = ChatSession(agent, "u14", "c", out, confirm=lambda _: True)
     await session.handle("my secret plan")
-    recall = agent.tools().recall
+    recall = agent.tiers.recall("u14", "c")
     assert (await recall.search("secret plan"))[1] == 2
     await session.handle("/pop 2")
     assert (await recall.search("secret plan"))[1] == 0

@@ -252,15 +252,11 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(reply.chunk_delay)
             for i, (name, args) in enumerate(reply.tool_calls):
                 text = json.dumps(args)
-                half = len(text) // 2
-                first = {
-                    "index": i,
-                    "id": f"call_{i}",
-                    "type": "function",
-                    "function": {"name": name, "arguments": text[:half]},
-                }
-                rest = {"index": i, "function": {"arguments": text[half:]}}
-                for delta in (first, rest):
+                first = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": name}}
+                rest = [
+                    {"index": i, "function": {"arguments": text[j : j + 7]}} for j in range(0, len(text), 7)
+                ]
+                for delta in (first, *rest):
                     self._event(
                         {
                             **base,

@@ -1,0 +1,23 @@
+"""The LLM gateway: the Protocol, the OpenAI-compatible client, a scripted model, tokens and usage."""
+
+from brain.llm.openai_client import OpenAILLM, create_openai_client
+from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
+from brain.llm.tokens import Tokenizer
+from brain.llm.usage import CallRecord, Usage, UsageLedger, UsageTotals
+
+__all__ = [
+    "LLM",
+    "CallRecord",
+    "ChatMessage",
+    "Completion",
+    "OpenAILLM",
+    "TextDelta",
+    "Tokenizer",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolSpec",
+    "Usage",
+    "UsageLedger",
+    "UsageTotals",
+    "create_openai_client",
+]

@@ -1,0 +1,280 @@
+"""The `LLM` Protocol over the official `openai` async client, for any OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+import openai
+import pydantic
+
+from brain.errors import ConfigError, LLMError
+from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
+from brain.llm.tokens import Tokenizer
+from brain.llm.usage import CallRecord, Usage, UsageLedger
+from brain.settings import LLMSettings
+
+__all__ = ["OpenAILLM", "create_openai_client"]
+
+# What the SDK or a misbehaving server can throw at us; all become LLMError.
+_FAILURES = (openai.OpenAIError, pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
+
+
+def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
+    """A client with the settings' endpoint, timeout and retry budget (the SDK retries 408/409/429/5xx and
+    connection errors with backoff, honouring Retry-After). The caller owns it and must close it."""
+    key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+    if settings.api_type == "azure":
+        if settings.base_url is None or settings.api_version is None:
+            raise ConfigError("llm.api_type azure needs llm.base_url (Azure endpoint) and llm.api_version")
+        return openai.AsyncAzureOpenAI(
+            api_key=key,
+            azure_endpoint=settings.base_url,
+            api_version=settings.api_version,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+        )
+    return openai.AsyncOpenAI(
+        # Local servers (Ollama, llama.cpp, vLLM) need no key, but the SDK insists on one.
+        api_key=key or "not-needed",
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )
+
+
+class OpenAILLM:
+    """An `LLM` over an injected `openai.AsyncOpenAI`; closes the client only if it created it."""
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        settings: LLMSettings,
+        tokenizer: Tokenizer | None = None,
+        *,
+        owns_client: bool = False,
+    ) -> None:
+        self._client = client
+        self._settings = settings
+        self._tokenizer = tokenizer  # loaded on first use: only needed when a server reports no usage
+        self._owns_client = owns_client
+        self._usage = UsageLedger()
+
+    @classmethod
+    def from_settings(cls, settings: LLMSettings, tokenizer: Tokenizer | None = None) -> OpenAILLM:
+        """Create the client too; `aclose()` (or `async with`) closes it."""
+        return cls(create_openai_client(settings), settings, tokenizer, owns_client=True)
+
+    @property
+    def model(self) -> str:
+        return self._settings.model
+
+    @property
+    def usage(self) -> UsageLedger:
+        return self._usage
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer.for_model(self._settings.model, self._settings.encoding)
+        return self._tokenizer
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    async def __aenter__(self) -> OpenAILLM:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def _request(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[ToolSpec],
+        max_tokens: int | None,
+        temperature: float | None,
+    ) -> dict[str, Any]:
+        if not messages:
+            raise LLMError("a chat completion needs at least one message")
+        request: dict[str, Any] = {
+            "model": self._settings.model,
+            "messages": [m.to_openai() for m in messages],
+        }
+        if tools:
+            request["tools"] = [t.to_openai() for t in tools]
+        max_tokens = max_tokens if max_tokens is not None else self._settings.max_tokens
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
+        temperature = temperature if temperature is not None else self._settings.temperature
+        if temperature is not None:
+            request["temperature"] = temperature
+        return request
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        request = self._request(messages, tools, max_tokens, temperature)
+        started = time.perf_counter()
+        try:
+            response = await self._client.chat.completions.create(**request)
+            if not response.choices:
+                raise LLMError(f"{self.model}: malformed reply: no choices")
+            choice = response.choices[0]
+            calls = tuple(
+                ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
+                for c in choice.message.tool_calls or ()
+                if c.type == "function"
+            )
+            content = choice.message.content
+            server_usage = response.usage
+        except LLMError:
+            raise
+        except _FAILURES as exc:
+            raise _wrap(self.model, exc) from exc
+        usage = (
+            Usage(prompt_tokens=server_usage.prompt_tokens, completion_tokens=server_usage.completion_tokens)
+            if server_usage is not None
+            else self._count(messages, content, calls)
+        )
+        return self._finish("chat", content, calls, choice.finish_reason, usage, started)
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | Completion]:
+        request = self._request(messages, tools, max_tokens, temperature)
+        request["stream"] = True
+        if self._settings.stream_usage:
+            request["stream_options"] = {"include_usage": True}
+        started = time.perf_counter()
+        parts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
+        finish_reason: str | None = None
+        server_usage: Usage | None = None
+        try:
+            chunks = await self._client.chat.completions.create(**request)
+            try:
+                async for chunk in chunks:
+                    if chunk.usage is not None:
+                        server_usage = Usage(
+                            prompt_tokens=chunk.usage.prompt_tokens,
+                            completion_tokens=chunk.usage.completion_tokens,
+                        )
+                    for choice in chunk.choices[:1]:
+                        finish_reason = choice.finish_reason or finish_reason
+                        for delta in choice.delta.tool_calls or ():
+                            call = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
+                            call["id"] = delta.id or call["id"]
+                            name = arguments = ""
+                            if delta.function is not None:
+                                name, arguments = delta.function.name or "", delta.function.arguments or ""
+                                call["name"] += name
+                                call["arguments"] += arguments
+                            yield ToolCallDelta(
+                                index=delta.index, id=delta.id or "", name=name, arguments=arguments
+                            )
+                        if choice.delta.content:
+                            parts.append(choice.delta.content)
+                            yield TextDelta(text=choice.delta.content)
+            finally:
+                await chunks.close()
+        except _FAILURES as exc:
+            raise _wrap(self.model, exc) from exc
+        tool_calls = tuple(
+            ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"] or "{}")
+            for _, c in sorted(calls.items())
+        )
+        content = "".join(parts) if parts else None
+        usage = server_usage or self._count(messages, content, tool_calls)
+        yield self._finish("stream", content, tool_calls, finish_reason, usage, started)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        model = self._settings.embedding_model
+        if model is None:
+            raise LLMError("no embedding model configured: set llm.embedding_model")
+        if not texts:
+            return []
+        started = time.perf_counter()
+        try:
+            response = await self._client.embeddings.create(model=model, input=list(texts))
+            vectors = [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
+            prompt_tokens = response.usage.prompt_tokens if response.usage is not None else None
+        except _FAILURES as exc:
+            raise _wrap(model, exc) from exc
+        if len(vectors) != len(texts) or any(not v for v in vectors):
+            raise LLMError(
+                f"{model}: malformed embeddings reply: {len(vectors)} vectors for {len(texts)} texts"
+            )
+        usage = Usage(
+            prompt_tokens=prompt_tokens
+            if prompt_tokens is not None
+            else sum(map(self.tokenizer.count, texts)),
+            completion_tokens=0,
+            counted_locally=prompt_tokens is None,
+        )
+        self._usage.record(
+            CallRecord(kind="embed", model=model, usage=usage, latency_s=time.perf_counter() - started)
+        )
+        return vectors
+
+    def _count(
+        self, messages: Sequence[ChatMessage], content: str | None, calls: Sequence[ToolCall]
+    ) -> Usage:
+        prompt = self.tokenizer.count_messages(
+            (m.content or "") + "".join(c.name + c.arguments for c in m.tool_calls) for m in messages
+        )
+        completion = self.tokenizer.count((content or "") + "".join(c.name + c.arguments for c in calls))
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, counted_locally=True)
+
+    def _finish(
+        self,
+        kind: Literal["chat", "stream"],
+        content: str | None,
+        calls: tuple[ToolCall, ...],
+        finish_reason: str | None,
+        usage: Usage,
+        started: float,
+    ) -> Completion:
+        latency = time.perf_counter() - started
+        self._usage.record(CallRecord(kind=kind, model=self.model, usage=usage, latency_s=latency))
+        if not calls and not (content and content.strip()):
+            raise LLMError(f"{self.model}: empty reply (finish_reason={finish_reason})")
+        for call in calls:
+            if not call.name:
+                raise LLMError(f"{self.model}: malformed tool call without a name")
+        return Completion(
+            content=content,
+            tool_calls=calls,
+            finish_reason=finish_reason,
+            model=self.model,
+            usage=usage,
+            latency_s=latency,
+        )
+
+
+def _wrap(model: str, exc: Exception) -> LLMError:
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(f"{model}: HTTP {exc.status_code} from the LLM endpoint: {exc.message}")
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError(f"{model}: the LLM endpoint timed out (retries spent)")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError(f"{model}: cannot reach the LLM endpoint (retries spent): {exc}")
+    if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | openai.APIResponseValidationError):
+        return LLMError(f"{model}: malformed reply from the LLM endpoint: {type(exc).__name__}")
+    return LLMError(f"{model}: LLM call failed: {type(exc).__name__}: {exc}")

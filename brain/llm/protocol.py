@@ -1,0 +1,150 @@
+"""The narrow LLM Protocol everything else talks to, and the data it exchanges."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.llm.usage import Usage, UsageLedger
+
+__all__ = [
+    "LLM",
+    "ChatMessage",
+    "Completion",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolSpec",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolCall(BaseModel):
+    """A function call the model asked for; `arguments` is the raw JSON text the model wrote."""
+
+    model_config = _FROZEN
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class ToolSpec(BaseModel):
+    """A function offered to the model: name, description and JSON-schema parameters."""
+
+    model_config = _FROZEN
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class ChatMessage(BaseModel):
+    """One message of a chat prompt, in OpenAI's roles."""
+
+    model_config = _FROZEN
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.name is not None:
+            msg["name"] = self.name
+        if self.tool_calls:
+            msg["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            msg["tool_call_id"] = self.tool_call_id
+        return msg
+
+
+class Completion(BaseModel):
+    """A finished reply: text and/or tool calls, never both empty."""
+
+    model_config = _FROZEN
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+    model: str
+    usage: Usage
+    latency_s: float = 0.0
+
+    def as_message(self) -> ChatMessage:
+        """The reply as an assistant message to append to the next prompt."""
+        return ChatMessage(role="assistant", content=self.content, tool_calls=self.tool_calls)
+
+
+class TextDelta(BaseModel):
+    """A piece of streamed reply text."""
+
+    model_config = _FROZEN
+
+    text: str
+
+
+class ToolCallDelta(BaseModel):
+    """A piece of a streamed tool call: `index` tells the calls of one reply apart; `name` comes first,
+    then `arguments` in fragments of raw JSON text."""
+
+    model_config = _FROZEN
+
+    index: int
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """An LLM endpoint. Implementations record every call in `usage`.
+
+    Errors: `LLMError` when the call fails after retries, or the reply is empty or malformed.
+    """
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def usage(self) -> UsageLedger: ...
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        """One chat completion."""
+        ...
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | Completion]:
+        """Text and tool-call deltas as they arrive, then exactly one `Completion` with the whole reply."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order."""
+        ...

@@ -1,0 +1,356 @@
+"""`BrainMemory`: MetaGPT's brain memory (same names, same meaning), incremental and safe on any store.
+
+State lives in this model; storage is an injected `MemoryStore`; LLM work is in `actions`. New turns are
+kept as pending until `dumps()` writes them in one atomic call; `is_dirty` is cleared only then. Raw turns
+are never destroyed: summarizing moves them out of the active window, the store keeps them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from brain.errors import InputError, LLMError, StoreError
+from brain.keys import conversation_keys
+from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
+from brain.llm.usage import SummaryStats
+from brain.message import Message, speaker
+from brain.settings import MemorySettings
+from brain.store.protocol import Conversation, MemoryStore, StoredState, Turn, WriteBatch
+
+__all__ = ["BrainMemory", "Summarize"]
+
+_ALL = 2**62  # "to the end" for paged reads
+
+
+class Summarize(Protocol):
+    """Condenses transcript lines into about `max_words` words (the LLM work is in `actions`)."""
+
+    async def __call__(
+        self, lines: Sequence[str], max_words: int, keep_language: bool
+    ) -> tuple[str, SummaryStats]: ...
+
+
+class BrainMemory(BaseModel):
+    """One conversation's memory: the active window of turns, knowledge, and the rolling summary."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    user_id: str | bytes = "default"
+    chat_id: str | bytes = "default"
+    history: list[Message] = []
+    knowledge: list[Message] = []
+    historical_summary: str = ""
+    last_history_id: str = ""
+    is_dirty: bool = False
+    last_talk: str | None = None
+    cacheable: bool = True
+    summary_upto: int = 0
+    window_tokens: int = 0
+    turn_count: int = 0
+    version: int = 0
+    title: str = ""
+
+    _store: MemoryStore | None = PrivateAttr(None)
+    _settings: MemorySettings = PrivateAttr(default_factory=MemorySettings)
+    _tokenizer: Tokenizer | None = PrivateAttr(None)
+    _pending: list[tuple[Message, int]] = PrivateAttr(default_factory=list)
+    _pending_ids: set[str] = PrivateAttr(default_factory=set)
+    _pending_knowledge: list[Message] = PrivateAttr(default_factory=list)
+    _seqs: dict[str, int] = PrivateAttr(default_factory=dict)
+    _tokens: dict[str, int] = PrivateAttr(default_factory=dict)  # message id -> stored token count
+    _saved_talk: str | None = PrivateAttr(None)
+    _in_flight: str | None = PrivateAttr(None)
+    _answered: bool = PrivateAttr(False)
+    last_summary_stats: SummaryStats | None = None
+
+    # ------------------------------------------------------------------ loading and saving
+
+    @classmethod
+    async def loads(
+        cls,
+        store: MemoryStore,
+        user_id: str | bytes,
+        chat_id: str | bytes,
+        *,
+        settings: MemorySettings | None = None,
+        tokenizer: Tokenizer | None = None,
+    ) -> BrainMemory:
+        """The conversation's metadata, newest unsummarized turns and knowledge; never the whole past.
+
+        A missing conversation gives an empty memory; a failed read raises `StoreError`, never an empty one.
+        """
+        settings = settings or MemorySettings()
+        conv = Conversation(user_id=user_id, chat_id=chat_id)
+        state: StoredState = await store.load(
+            conv, window_turns=settings.window_max_turns, knowledge_items=settings.knowledge_max_items
+        )
+        meta = state.meta
+        memory = cls(
+            user_id=user_id,
+            chat_id=chat_id,
+            history=[t.message for t in state.window],
+            knowledge=list(state.knowledge),
+            historical_summary=meta.summary,
+            last_history_id=state.window[-1].message.id if state.window else "",
+            last_talk=meta.last_talk,
+            summary_upto=meta.summary_upto,
+            window_tokens=meta.window_tokens,
+            turn_count=meta.turn_count,
+            version=meta.version,
+            title=meta.title,
+        )
+        memory._bind(store, settings, tokenizer)
+        memory._seqs = {t.message.id: t.seq for t in state.window}
+        memory._tokens = {t.message.id: t.tokens for t in state.window}
+        memory._saved_talk = meta.last_talk
+        return memory
+
+    def _bind(self, store: MemoryStore, settings: MemorySettings, tokenizer: Tokenizer | None) -> None:
+        self._store, self._settings, self._tokenizer = store, settings, tokenizer
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
+        return self._tokenizer
+
+    def _bound(self) -> tuple[MemoryStore, Conversation]:
+        if self._store is None:
+            raise StoreError(
+                "this BrainMemory is not bound to a store: create it with BrainMemory.loads(...)"
+            )
+        return self._store, Conversation(user_id=self.user_id, chat_id=self.chat_id)
+
+    def _talk_target(self) -> str | None:
+        """What last_talk should be in the store: a popped talk stays until an answer commits."""
+        if self._in_flight is not None and not self._answered:
+            return self._saved_talk
+        return self.last_talk
+
+    async def dumps(self) -> bool:
+        """Write pending turns, knowledge and last_talk in one atomic call. True when nothing is left
+        unsaved; False when `cacheable` is off. `StoreError` leaves everything pending and dirty."""
+        talk = self._talk_target()
+        if not self.is_dirty and talk == self._saved_talk:
+            return True
+        if not self.cacheable:
+            return False
+        store, conv = self._bound()
+        batch = WriteBatch(
+            turns=tuple(self._pending),
+            knowledge=tuple(self._pending_knowledge),
+            set_last_talk=talk != self._saved_talk,
+            last_talk=talk,
+        )
+        result = await store.write(conv, batch)
+        for (message, _), seq in zip(self._pending, result.seqs, strict=True):
+            self._seqs[message.id] = seq
+        self._pending, self._pending_knowledge, self._pending_ids = [], [], set()
+        self._saved_talk = talk
+        if self._answered:
+            self._in_flight, self._answered = None, False
+        self.version, self.window_tokens, self.turn_count = (
+            result.version,
+            result.window_tokens,
+            result.turn_count,
+        )
+        self.is_dirty = False
+        return True
+
+    # ------------------------------------------------------------------ MetaGPT's surface
+
+    def add_talk(self, msg: Message) -> None:
+        """Add the user's message to history."""
+        self.add_history(_message(msg).model_copy(update={"role": "user"}))
+
+    def add_answer(self, msg: Message) -> None:
+        """Add the assistant's answer; a popped last_talk is cleared when this commits."""
+        self.add_history(_message(msg).model_copy(update={"role": "assistant"}))
+        self._answered = True
+
+    def add_history(self, msg: Message) -> None:
+        """Append a turn; a message id already present is ignored (appends are idempotent)."""
+        msg = _message(msg)
+        size = len(msg.content.encode("utf-8", "surrogatepass"))
+        if size > self._settings.max_message_bytes:
+            raise InputError(
+                f"message {msg.id} is {size} bytes; "
+                f"memory.max_message_bytes is {self._settings.max_message_bytes}"
+            )
+        if msg.id in self._seqs or msg.id in self._pending_ids:
+            return
+        self.history.append(msg)
+        tokens = self._tokens[msg.id] = self.tokenizer.count_turn(msg.content)
+        self._pending.append((msg, tokens))
+        self._pending_ids.add(msg.id)
+        self.last_history_id = msg.id
+        self.is_dirty = True
+
+    def add_knowledge(self, msg: Message) -> None:
+        msg = _message(msg)
+        if any(
+            k.id == msg.id for k in self.knowledge
+        ):  # knowledge is small: at most knowledge_max_items loaded
+            return
+        self.knowledge.append(msg)
+        self._pending_knowledge.append(msg)
+        self.is_dirty = True
+
+    def get_knowledge(self) -> str:
+        return "\n".join(k.content for k in self.knowledge)
+
+    def exists(self, text: str) -> bool:
+        return any(m.content == text for m in reversed(self.history))
+
+    def set_last_talk(self, text: str | None) -> None:
+        """Set the pending user utterance; saved by the next `dumps()`."""
+        self.last_talk = text
+        self._in_flight, self._answered = None, False
+
+    def pop_last_talk(self) -> str | None:
+        """Take the pending utterance. The store keeps it until an answer is committed, so a failed turn
+        can be retried (`restore_last_talk()` in this process, or by loading again)."""
+        text, self.last_talk = self.last_talk, None
+        if text is not None:
+            self._in_flight, self._answered = text, False
+        return text
+
+    def restore_last_talk(self) -> None:
+        if self._in_flight is not None and self.last_talk is None:
+            self.last_talk, self._in_flight = self._in_flight, None
+
+    @property
+    def history_tokens(self) -> list[int]:
+        """Token cost of each turn in `history`, as stored (no re-counting)."""
+        return [self._tokens.get(m.id) or self.tokenizer.count_turn(m.content) for m in self.history]
+
+    @property
+    def is_history_available(self) -> bool:
+        return bool(self.history or self.historical_summary)
+
+    @property
+    def history_text(self) -> str:
+        """Summary, then the window's turns with speaker labels, except the newest (the current talk)."""
+        lines = (
+            [f"Summary of earlier conversation: {self.historical_summary}"] if self.historical_summary else []
+        )
+        lines += [f"{speaker(m)}: {m.content}" for m in self.history[:-1]]
+        return "\n".join(lines)
+
+    @staticmethod
+    def to_redis_key(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> str:
+        """The conversation's key base; ids are encoded so no id can break or collide with a key."""
+        return conversation_keys(prefix, user_id, chat_id).base
+
+    def needs_summary(self, context_window: int) -> bool:
+        """Whether the active window has grown past `memory.summarize_share` of the context window."""
+        return self.window_tokens > self._settings.summarize_share * context_window
+
+    async def read_history(self, start: int = 1, count: int = 100) -> list[Turn]:
+        """Stored raw turns, paged by sequence number (1 is the first turn ever)."""
+        store, conv = self._bound()
+        return await store.read_turns(conv, start, count)
+
+    async def pop(self, n: int = 1) -> list[Message]:
+        """Take back the newest `n` turns of the window: out of the window, still stored (flagged hidden)."""
+        await self.dumps()
+        taken = self.history[len(self.history) - n :] if n > 0 else []
+        if taken:
+            store, conv = self._bound()
+            self.version = await store.hide_turns(conv, [self._seqs[m.id] for m in taken])
+            spent = sum(self._tokens.get(m.id) or self.tokenizer.count_turn(m.content) for m in taken)
+            self.window_tokens = max(self.window_tokens - spent, 0)
+            del self.history[len(self.history) - n :]
+            self.last_history_id = self.history[-1].id if self.history else ""
+        return taken
+
+    async def set_history_summary(self, summary: str) -> None:
+        """Make `summary` cover every stored turn up to the newest one this memory has written."""
+        if not summary.strip():
+            raise InputError("a summary must not be empty")
+        await self.dumps()
+        upto = max(self._seqs.values(), default=self.summary_upto)
+        turns = await self.read_history(self.summary_upto + 1, upto - self.summary_upto)
+        await self._commit_summary(summary, upto, sum(t.tokens for t in turns))
+
+    async def _commit_summary(self, summary: str, upto: int, tokens: int) -> None:
+        store, conv = self._bound()
+        self.version = await store.commit_summary(
+            conv, summary=summary, upto=upto, expected_upto=self.summary_upto, tokens=tokens
+        )
+        self.historical_summary, self.summary_upto = summary, upto
+        self.window_tokens = max(self.window_tokens - tokens, 0)
+        self.history = [m for m in self.history if self._seqs.get(m.id, upto + 1) > upto]
+
+    async def summarize(
+        self,
+        summarizer: Summarize,
+        max_words: int = 200,
+        keep_language: bool = False,
+        limit: int = -1,
+        keep_recent: int = 0,
+    ) -> str:
+        """Fold the unsummarized turns (and the old summary) into a new summary and commit it atomically.
+        `summarizer` does the LLM work (`actions.Summarizer`).
+
+        With `limit > 0` and fewer tokens than that, returns the text unchanged with no LLM call. An empty
+        memory returns "". The newest turns worth `keep_recent` tokens stay unsummarized. Any failure (LLM,
+        empty or over-long output, a concurrent summary) leaves the memory and the store as they were.
+        """
+        await self.dumps()
+        turns = _older_than_recent(await self.read_history(self.summary_upto + 1, _ALL), keep_recent)
+        if not turns:
+            return self.historical_summary
+        lines = [f"Summary so far: {self.historical_summary}"] if self.historical_summary else []
+        lines += [f"{speaker(t.message)}: {t.message.content}" for t in turns if not t.hidden]
+        if limit > 0 and self.tokenizer.count("\n".join(lines)) < limit:
+            return "\n".join(lines)
+        summary, self.last_summary_stats = await summarizer(lines, max_words, keep_language)
+        if not summary.strip():
+            raise LLMError("the summary came back empty; memory left unchanged")
+        for t in turns:
+            self._seqs.setdefault(t.message.id, t.seq)
+        await self._commit_summary(summary, turns[-1].seq, sum(t.tokens for t in turns))
+        return summary
+
+    async def set_title(self, title: str) -> None:
+        """Store the conversation's title (made by `actions.title`)."""
+        if not title.strip():
+            raise InputError("a title must not be empty")
+        await self.dumps()
+        store, conv = self._bound()
+        await store.set_title(conv, title.strip())
+        self.title = title.strip()
+
+    @staticmethod
+    def extract_info(input_string: str, pattern: str = r"\[([A-Z]+)\]:\s*(.+)") -> tuple[str | None, str]:
+        """`("TAG", rest)` for text like `[TAG]: rest` (rest may span lines), else `(None, input_string)`."""
+        match = re.match(pattern, input_string, re.DOTALL)
+        return (match.group(1), match.group(2)) if match else (None, input_string)
+
+    @staticmethod
+    def split_texts(
+        text: str, window_size: int, overlap: int = 0, tokenizer: Tokenizer | None = None
+    ) -> list[str]:
+        """`text` in windows of at most `window_size` tokens, each starting `overlap` tokens early."""
+        return (tokenizer or Tokenizer.for_model("", OFFLINE_ENCODING)).split(text, window_size, overlap)
+
+
+def _older_than_recent(turns: list[Turn], keep_tokens: int) -> list[Turn]:
+    """The turns before the newest ones that together fit in `keep_tokens`."""
+    kept = 0
+    for index in range(len(turns) - 1, -1, -1):
+        kept += turns[index].tokens
+        if kept > keep_tokens:
+            return turns[: index + 1]
+    return []
+
+
+def _message(value: Any) -> Message:
+    if not isinstance(value, Message):
+        raise InputError(f"expected a brain Message, got {type(value).__name__}")
+    return value

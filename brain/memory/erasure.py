@@ -1,0 +1,79 @@
+"""Erasure that reaches every tier: a chat (turns, summary, knowledge, recall postings and vectors) or a
+whole user (every chat, archival memory, the user's core blocks), checked afterwards with a SCAN."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from redis.exceptions import RedisError
+
+from brain.errors import StoreError
+from brain.keys import user_patterns, user_scope
+from brain.memory.tiers import Tiers
+from brain.store.protocol import Conversation, MemoryStore
+
+__all__ = ["ErasureReport", "erase_chat", "erase_user", "user_keys"]
+
+
+class ErasureReport(BaseModel):
+    """What an erasure removed, and what of the user was still found afterwards (`remaining` keys)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chats: int = 0  # conversations deleted
+    recall_entries: int = 0  # turns removed from recall memory
+    archival_passages: int = 0
+    core_blocks: int = 0
+    remaining: tuple[str, ...] = ()  # keys of the user a final scan still found (empty after erase_user)
+
+    def __add__(self, other: ErasureReport) -> ErasureReport:
+        return ErasureReport(
+            chats=self.chats + other.chats,
+            recall_entries=self.recall_entries + other.recall_entries,
+            archival_passages=self.archival_passages + other.archival_passages,
+            core_blocks=self.core_blocks + other.core_blocks,
+            remaining=self.remaining + other.remaining,
+        )
+
+
+async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
+    """Delete one conversation and its recall memory (postings, vectors, progress marker)."""
+    recall = await tiers.recall(conv.user_id, conv.chat_id).drop() if tiers is not None else 0
+    existed = await store.delete(conv)
+    return ErasureReport(chats=int(existed), recall_entries=recall)
+
+
+async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | bytes) -> ErasureReport:
+    """Delete everything of `user_id` in every tier, then scan for anything of theirs still there (a key
+    written meanwhile by a concurrent turn shows up in `remaining`)."""
+    report = ErasureReport()
+    for chat in await store.list_chats(user_id):
+        report += await erase_chat(store, tiers, Conversation(user_id, chat))
+    if tiers is None:
+        left = await store.list_chats(user_id)
+        return report + ErasureReport(remaining=tuple(f"chat {c!r}" for c in left))
+    report += ErasureReport(
+        archival_passages=await tiers.archival(user_id).drop(),
+        core_blocks=await tiers.core.drop(user_scope(user_id)),
+    )
+    for key in await user_keys(tiers, user_id):  # e.g. the recall memory of a chat deleted earlier alone
+        await _delete(tiers, key)
+    return report + ErasureReport(remaining=tuple(await user_keys(tiers, user_id)))
+
+
+async def user_keys(tiers: Tiers, user_id: str | bytes) -> list[str]:
+    """Every key of `user_id` in Redis (a full SCAN per pattern: for erasure and audits, not hot paths)."""
+    found: list[str] = []
+    try:
+        for pattern in user_patterns(tiers.prefix, user_id):
+            async for key in tiers.client.scan_iter(match=pattern, count=1_000):
+                found.append(key.decode() if isinstance(key, bytes) else str(key))
+    except (RedisError, OSError) as exc:
+        raise StoreError(f"scanning for the keys of user {user_id!r} failed: {exc}") from exc
+    return sorted(set(found))
+
+
+async def _delete(tiers: Tiers, key: str) -> None:
+    try:
+        await tiers.client.delete(key)
+    except (RedisError, OSError) as exc:
+        raise StoreError(f"deleting {key} failed: {exc}") from exc

@@ -1,0 +1,43 @@
+"""The memory tiers beyond the conversation, all in the same Redis: core memory blocks, each user's archival
+memory and each conversation's recall memory (every past turn, searchable). Namespaces come from
+`brain.keys`, so one tenant's index is never another's."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from brain.keys import archival_base, recall_base
+from brain.memory.core import CoreMemory
+from brain.search.index import IndexScripts, SearchIndex
+from brain.store.connection import RedisClient
+
+__all__ = ["Embed", "Tiers"]
+
+Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
+
+
+class Tiers:
+    """Core, archival and recall memory over one injected Redis client (the caller owns it).
+
+    `embed`, when set, gives vectors for hybrid search (the configured embedding model)."""
+
+    def __init__(self, client: RedisClient, *, prefix: str = "brain", embed: Embed | None = None) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.embed = embed
+        self.core = CoreMemory(client, prefix=prefix)
+        self._scripts = IndexScripts(client)
+
+    def archival(self, user_id: str | bytes) -> SearchIndex:
+        """A user's archival memory (shared by all their chats)."""
+        return SearchIndex(self.client, archival_base(self.prefix, user_id), scripts=self._scripts)
+
+    def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
+        """One conversation's recall memory."""
+        return SearchIndex(self.client, recall_base(self.prefix, user_id, chat_id), scripts=self._scripts)
+
+    async def vector(self, text: str) -> list[float] | None:
+        """The embedding of `text`, or None without an embedding model (or for blank text)."""
+        if self.embed is None or not text.strip():
+            return None
+        return (await self.embed([text]))[0]

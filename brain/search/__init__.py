@@ -1,0 +1,6 @@
+"""Search: text analysis, a BM25 (+ vector) index in plain Redis, and documents loaded into it."""
+
+from brain.search.documents import LoadResult, load_document, split_document
+from brain.search.index import Hit, IndexedDoc, SearchIndex
+
+__all__ = ["Hit", "IndexedDoc", "LoadResult", "SearchIndex", "load_document", "split_document"]

@@ -1,0 +1,86 @@
+"""Loading documents (text, Markdown) into archival memory: token-aware passages with overlap.
+
+Loading the same file twice adds nothing; a changed file replaces its old passages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.llm.tokens import Tokenizer
+from brain.search.index import IndexedDoc, SearchIndex
+
+__all__ = ["LoadResult", "load_document", "split_document"]
+
+Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
+
+
+class LoadResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    added: int
+    removed: int
+    unchanged: bool
+
+
+def split_document(text: str, tokenizer: Tokenizer, max_tokens: int = 300, overlap: int = 50) -> list[str]:
+    """Passages of at most `max_tokens`, each starting `overlap` tokens before the previous one ended.
+    Paragraphs are kept whole when they fit. Pure."""
+    paragraphs = [p.strip() for p in text.replace("\r\n", "\n").split("\n\n") if p.strip()]
+    passages: list[str] = []
+    current = ""
+    for paragraph in paragraphs:
+        joined = f"{current}\n\n{paragraph}" if current else paragraph
+        if tokenizer.count(joined) <= max_tokens:
+            current = joined
+            continue
+        if current:
+            passages.append(current)
+        if tokenizer.count(paragraph) <= max_tokens:
+            current = paragraph
+        else:
+            pieces = tokenizer.split(paragraph, max_tokens, overlap)
+            passages += pieces[:-1]
+            current = pieces[-1]
+    if current:
+        passages.append(current)
+    return passages
+
+
+async def load_document(
+    index: SearchIndex,
+    source: str,
+    text: str,
+    tokenizer: Tokenizer,
+    *,
+    max_tokens: int = 300,
+    overlap: int = 50,
+    embed: Embed | None = None,
+) -> LoadResult:
+    """Put `text` (from `source`, e.g. a file path) into `index` as passages tagged `document`."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    known = await index.get_source(source)
+    if known is not None and known.get("sha256") == digest:
+        return LoadResult(source=source, added=0, removed=0, unchanged=True)
+    removed = 0
+    for doc_id in (known or {}).get("ids", []):
+        removed += await index.delete(doc_id)
+    passages = split_document(text, tokenizer, max_tokens, overlap)
+    docs = [
+        IndexedDoc(
+            id=hashlib.sha256(f"{source}\0{i}\0{p}".encode()).hexdigest()[:32],
+            text=p,
+            tags=("document",),
+            source=source,
+            metadata={"chunk": i, "sha256": digest},
+        )
+        for i, p in enumerate(passages)
+    ]
+    vectors = await embed([d.text for d in docs]) if embed is not None and docs else None
+    added = await index.add_many(docs, vectors)
+    await index.set_source(source, {"sha256": digest, "ids": [d.id for d in docs]})
+    return LoadResult(source=source, added=added, removed=removed, unchanged=False)

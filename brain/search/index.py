@@ -1,0 +1,267 @@
+"""A lexical (BM25) index in plain Redis data structures: works on Redis 7 and Valkey without modules.
+
+One index per namespace (e.g. a user's archival memory); all its keys share one hash tag, so every query
+touches only that namespace's keys (tenants are isolated by construction) and works on Redis Cluster.
+Per namespace: `docs` (id -> record JSON), `len` (id -> term count), `time` (id by timestamp),
+`post:<term>` (id -> term frequency), `tag:<tag>` (ids), `stats` (doc count, total length).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from redis.exceptions import RedisError
+
+from brain.errors import InputError, StoreError
+from brain.search.analysis import reciprocal_rank_fusion, term_counts
+from brain.search.scripts import ADD, DELETE, SEARCH
+from brain.store.connection import RedisClient
+
+__all__ = ["Hit", "IndexScripts", "IndexedDoc", "SearchIndex"]
+
+
+class IndexedDoc(BaseModel):
+    """A stored passage or turn: text with tags, source and a timestamp (seconds since the epoch)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, max_length=256)
+    text: str
+    tags: tuple[str, ...] = ()
+    source: str = ""
+    ts: float = Field(default_factory=time.time)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Hit(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    doc: IndexedDoc
+    score: float
+
+
+class IndexScripts:
+    """The index's Lua scripts registered on one client; build once and share between indexes."""
+
+    def __init__(self, client: RedisClient) -> None:
+        self.add = client.register_script(ADD)
+        self.delete = client.register_script(DELETE)
+        self.search = client.register_script(SEARCH)
+
+
+class SearchIndex:
+    """BM25 search over one namespace's documents, plus date-range listing. Clients are injected.
+
+    `base` is the namespace's key base from `brain.keys` (`archival_base`, `recall_base`)."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        base: str,
+        *,
+        scripts: IndexScripts | None = None,
+        per_term: int = 1_000,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        self._client = client
+        self.base = base
+        self.per_term, self.k1, self.b = per_term, k1, b
+        scripts = scripts or IndexScripts(client)
+        self._add, self._delete, self._search = scripts.add, scripts.delete, scripts.search
+
+    def _key(self, part: str) -> str:
+        return f"{self.base}:{part}"
+
+    async def _call(self, what: str, coro: Any) -> Any:
+        try:
+            return await coro
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"{what} in {self.base} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def add(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> bool:
+        """Index `doc` (and its embedding); False (nothing changed) when its id is already there."""
+        args = self._add_args(doc, vector)
+        return bool(await self._call("indexing", self._add(keys=[self._key("docs")], args=args)))
+
+    async def add_many(
+        self, docs: Sequence[IndexedDoc], vectors: Sequence[Sequence[float]] | None = None
+    ) -> int:
+        """Index many documents in one round trip (each atomically); how many were new."""
+        if not docs:
+            return 0
+        pipe = self._client.pipeline(transaction=False)
+        for i, doc in enumerate(docs):
+            args = self._add_args(doc, vectors[i] if vectors is not None else None)
+            await self._add(keys=[self._key("docs")], args=args, client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
+        return sum(map(bool, await self._call("indexing", pipe.execute())))
+
+    def _add_args(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> list[Any]:
+        counts = term_counts(doc.text)
+        tags = sorted({t.strip().lower() for t in doc.tags if t.strip()})
+        if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
+            raise InputError("tags are at most 64 characters, without ':' or spaces")
+        record = doc.model_copy(update={"tags": tuple(tags)}).model_dump_json()
+        postings = " ".join(f"{term} {tf}" for term, tf in counts.items())
+        packed = array("f", vector).tobytes() if vector is not None else b""
+        return [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags), packed]
+
+    async def delete(self, doc_id: str) -> bool:
+        doc = await self.get(doc_id)
+        if doc is None:
+            return False
+        args = [doc_id, " ".join(term_counts(doc.text)), " ".join(doc.tags)]
+        return bool(await self._call("deleting", self._delete(keys=[self._key("docs")], args=args)))
+
+    async def get(self, doc_id: str) -> IndexedDoc | None:
+        raw = await self._call("reading", self._client.hget(self._key("docs"), doc_id))
+        return None if raw is None else IndexedDoc.model_validate_json(raw)
+
+    async def count(self) -> int:
+        return int(await self._call("counting", self._client.hget(self._key("stats"), "n")) or 0)
+
+    async def _docs(self, ids: Sequence[str]) -> list[IndexedDoc]:
+        if not ids:
+            return []
+        raw = await self._call("reading", self._client.hmget(self._key("docs"), list(ids)))
+        return [IndexedDoc.model_validate_json(r) for r in raw if r is not None]
+
+    async def search(
+        self,
+        query: str,
+        *,
+        tags: Sequence[str] = (),
+        start: float | None = None,
+        end: float | None = None,
+        offset: int = 0,
+        limit: int = 10,
+        vector: Sequence[float] | None = None,
+    ) -> tuple[list[Hit], int]:
+        """BM25 hits for `query` (best first) within the filters, and how many matched in all. With a query
+        `vector`, the lexical and the vector rankings are fused (reciprocal rank fusion).
+
+        An empty query lists documents in the date range, newest first."""
+        if vector is not None and query.strip():
+            return await self._hybrid(query, vector, tags, start, end, offset, limit)
+        query_terms = sorted(set(term_counts(query)))
+        tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
+        if not query_terms:
+            return await self._by_date(tag_list, start, end, offset, limit)
+        args: list[Any] = [
+            " ".join(query_terms),
+            " ".join(tag_list),
+            self.per_term,
+            self.k1,
+            self.b,
+            start if start is not None else -1e308,
+            end if end is not None else 1e308,
+            max(offset, 0),
+            max(limit, 0),
+        ]
+        total, *flat = await self._call("searching", self._search(keys=[self._key("docs")], args=args))
+        ids, scores = flat[0::2], [float(s) for s in flat[1::2]]
+        docs = {d.id: d for d in await self._docs([x.decode() if isinstance(x, bytes) else x for x in ids])}
+        names = [x.decode() if isinstance(x, bytes) else x for x in ids]
+        hits = [Hit(doc=docs[i], score=s) for i, s in zip(names, scores, strict=True) if i in docs]
+        return hits, int(total)
+
+    async def vector_search(
+        self,
+        vector: Sequence[float],
+        *,
+        tags: Sequence[str] = (),
+        start: float | None = None,
+        end: float | None = None,
+        limit: int = 50,
+    ) -> list[Hit]:
+        """Nearest documents by cosine similarity (exact scan of this namespace's vectors)."""
+        raw = await self._call("reading vectors", self._client.hgetall(self._key("vec")))
+        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+        scored = []
+        for doc_id, packed in raw.items():
+            other = array("f")
+            other.frombytes(packed)
+            if len(other) != len(vector):
+                continue
+            dot = sum(a * b for a, b in zip(vector, other, strict=True))
+            scored.append((dot / (norm * (math.sqrt(sum(x * x for x in other)) or 1.0)), doc_id))
+        scored.sort(reverse=True)
+        wanted = {t.strip().lower() for t in tags if t.strip()}
+        hits = []
+        for score, doc_id in scored:
+            docs = await self._docs([doc_id.decode() if isinstance(doc_id, bytes) else doc_id])
+            if not docs or (wanted and not wanted & set(docs[0].tags)):
+                continue
+            if (start is not None and docs[0].ts < start) or (end is not None and docs[0].ts > end):
+                continue
+            hits.append(Hit(doc=docs[0], score=score))
+            if len(hits) >= limit:
+                break
+        return hits
+
+    async def _hybrid(
+        self,
+        query: str,
+        vector: Sequence[float],
+        tags: Sequence[str],
+        start: float | None,
+        end: float | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[Hit], int]:
+        depth = max(50, offset + limit)
+        lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth)
+        nearest = await self.vector_search(vector, tags=tags, start=start, end=end, limit=depth)
+        docs = {h.doc.id: h.doc for h in lexical + nearest}
+        fused = reciprocal_rank_fusion([[h.doc.id for h in lexical], [h.doc.id for h in nearest]])
+        return [Hit(doc=docs[i], score=s) for i, s in fused[offset : offset + limit]], len(fused)
+
+    async def _by_date(
+        self, tags: Sequence[str], start: float | None, end: float | None, offset: int, limit: int
+    ) -> tuple[list[Hit], int]:
+        low = "-inf" if start is None else start
+        high = "+inf" if end is None else end
+        ids = await self._call("listing", self._client.zrevrangebyscore(self._key("time"), high, low))
+        ids = [i.decode() if isinstance(i, bytes) else i for i in ids]
+        if tags:
+            allowed: set[str] = set()
+            for tag in tags:
+                members = await self._call("listing", self._client.smembers(self._key(f"tag:{tag}")))
+                allowed |= {m.decode() if isinstance(m, bytes) else m for m in members}
+            ids = [i for i in ids if i in allowed]
+        page = ids[offset : offset + limit]
+        return [Hit(doc=d, score=0.0) for d in await self._docs(page)], len(ids)
+
+    async def get_source(self, source: str) -> dict[str, Any] | None:
+        """What was recorded for a loaded source (e.g. a document's hash and passage ids)."""
+        raw = await self._call("reading sources", self._client.hget(self._key("sources"), source))
+        return None if raw is None else dict(json.loads(raw))
+
+    async def set_source(self, source: str, info: dict[str, Any]) -> None:
+        await self._call(
+            "recording a source", self._client.hset(self._key("sources"), source, json.dumps(info))
+        )
+
+    async def all_docs(self) -> list[IndexedDoc]:
+        """Every document of the namespace, by id."""
+        raw = await self._call("reading", self._client.hgetall(self._key("docs")))
+        return sorted((IndexedDoc.model_validate_json(v) for v in raw.values()), key=lambda d: d.id)
+
+    async def drop(self) -> int:
+        """Delete the whole namespace: every key its documents can have made (no keyspace scan).
+        Returns how many documents it held."""
+        docs = await self.all_docs()
+        parts = {"docs", "len", "time", "stats", "vec", "sources"}
+        for doc in docs:
+            parts |= {f"post:{term}" for term in term_counts(doc.text)}
+            parts |= {f"tag:{tag}" for tag in doc.tags}
+        keys = sorted(self._key(p) for p in parts)
+        for start in range(0, len(keys), 500):
+            await self._call("dropping", self._client.delete(*keys[start : start + 500]))
+        return len(docs)

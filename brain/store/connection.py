@@ -1,0 +1,133 @@
+"""One async Redis connection pool per process, health-checked at start."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from types import TracebackType
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from brain.errors import StoreError
+from brain.settings import RedisSettings, Settings, mask_url
+from brain.store.embedded import EmbeddedValkey
+
+__all__ = ["RedisClient", "RedisConnection", "client_kwargs"]
+
+RedisClient = aioredis.Redis | RedisCluster
+
+_CERT_REQS = {"required": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL, "none": ssl.CERT_NONE}
+
+
+def client_kwargs(settings: RedisSettings, url: str) -> dict[str, Any]:
+    """Keyword arguments for `from_url`: credentials, timeouts, retries and TLS. Pure."""
+    kwargs: dict[str, Any] = {
+        "socket_timeout": settings.socket_timeout,
+        "socket_connect_timeout": settings.connect_timeout,
+        "max_connections": settings.max_connections,
+        "retry": Retry(ExponentialBackoff(cap=1.0, base=0.05), settings.retries),
+        "retry_on_error": [RedisConnectionError, RedisTimeoutError],
+        "health_check_interval": 30,
+    }
+    if settings.username is not None:
+        kwargs["username"] = settings.username
+    if settings.password is not None:
+        kwargs["password"] = settings.password.get_secret_value()
+    if url.lower().startswith(("rediss://", "valkeys://")):
+        kwargs["ssl_cert_reqs"] = _CERT_REQS[settings.ssl_cert_reqs]
+        kwargs["ssl_check_hostname"] = settings.ssl_check_hostname and settings.ssl_cert_reqs != "none"
+        for name in ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile"):
+            value = getattr(settings, name)
+            if value is not None:
+                kwargs[name] = str(value)
+    return kwargs
+
+
+class RedisConnection:
+    """Owns the process's Redis client (and the embedded server when it started one)."""
+
+    def __init__(self, client: RedisClient, url: str, embedded: EmbeddedValkey | None = None) -> None:
+        self.client = client
+        self.masked_url = mask_url(url)
+        self.embedded = embedded
+
+    @classmethod
+    async def open(cls, settings: Settings) -> RedisConnection:
+        """Connect to `redis.url`, or to the embedded Valkey under `home`; ping and check the version.
+
+        Raises `StoreError` naming the URL (password masked) when the server is not usable.
+        """
+        embedded = None
+        if settings.redis.url is None:
+            embedded = EmbeddedValkey(settings.home)
+            url = await asyncio.to_thread(embedded.start)
+        else:
+            url = settings.redis.url.get_secret_value()
+        if url.lower().startswith("valkey"):
+            url = "redis" + url[len("valkey") :]
+        kwargs = client_kwargs(settings.redis, url)
+        try:
+            client: RedisClient
+            if settings.redis.cluster:
+                kwargs.pop("health_check_interval")
+                client = RedisCluster.from_url(url, **kwargs)
+            else:
+                # A blocking pool: at its cap a command waits (up to pool_timeout) for a free connection.
+                pool = aioredis.BlockingConnectionPool.from_url(
+                    url, timeout=settings.redis.pool_timeout, **kwargs
+                )
+                client = aioredis.Redis.from_pool(pool)
+        except (ValueError, RedisError) as exc:
+            await asyncio.to_thread(_stop, embedded)
+            raise StoreError(f"bad Redis URL {mask_url(url)}: {exc}") from exc
+        connection = cls(client, url, embedded)
+        try:
+            await connection.check()
+        except StoreError:
+            await connection.aclose()
+            raise
+        return connection
+
+    async def check(self) -> str:
+        """Ping and return the server version; `StoreError` when unreachable or older than 7."""
+        try:
+            await self.client.ping()
+            info = await self.client.info("server")
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"cannot reach Redis at {self.masked_url}: {exc}") from exc
+        if isinstance(self.client, RedisCluster):
+            info = next(iter(info.values())) if info and isinstance(next(iter(info.values())), dict) else info
+        version = str(info.get("valkey_version") or info.get("redis_version") or "0")
+        major = int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
+        if major < 7:
+            raise StoreError(
+                f"Redis at {self.masked_url} is version {version}; brain needs Redis >= 7 or Valkey"
+            )
+        return version
+
+    async def aclose(self) -> None:
+        """Close the pool, then stop the embedded server if this process started it."""
+        try:
+            await self.client.aclose()
+        finally:
+            await asyncio.to_thread(_stop, self.embedded)
+
+    async def __aenter__(self) -> RedisConnection:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def _stop(embedded: EmbeddedValkey | None) -> None:
+    if embedded is not None:
+        embedded.stop()

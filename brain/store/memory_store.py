@@ -1,0 +1,161 @@
+"""`InMemoryStore`: a `MemoryStore` in a dict with the Redis store's semantics, for unit tests of roles."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import replace
+
+from brain.errors import ConflictError, InputError
+from brain.keys import encode_id, raw_id
+from brain.message import Message
+from brain.store.protocol import Conversation, ConversationMeta, StoredState, Turn, WriteBatch, WriteResult
+
+__all__ = ["InMemoryStore"]
+
+
+class _Record:
+    def __init__(self) -> None:
+        self.meta = ConversationMeta()
+        self.turns: list[Turn] = []
+        self.ids: dict[str, int] = {}
+        self.knowledge: list[Message] = []
+        self.hidden: set[int] = set()
+
+
+class InMemoryStore:
+    """A `MemoryStore` in a dict, with the same semantics as the Redis store; for unit tests of roles."""
+
+    def __init__(self, max_message_bytes: int = 1_048_576) -> None:
+        self._data: dict[tuple[str, str], _Record] = {}
+        self._chat_ids: dict[tuple[str, str], str | bytes] = {}
+        self.max_message_bytes = max_message_bytes
+
+    @staticmethod
+    def _key(conv: Conversation) -> tuple[str, str]:
+        # As in Redis: an id is its bytes, so "a" and b"a" are the same conversation.
+        return encode_id(conv.user_id), encode_id(conv.chat_id)
+
+    def _get(self, conv: Conversation) -> _Record | None:
+        return self._data.get(self._key(conv))
+
+    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
+        record = self._get(conv)
+        if record is None:
+            return StoredState(exists=False)
+        start = max(record.meta.summary_upto, len(record.turns) - window_turns)
+        return StoredState(
+            exists=True,
+            meta=record.meta,
+            window=tuple(t for t in record.turns[start:] if t.seq not in record.hidden),
+            knowledge=tuple(record.knowledge[-knowledge_items:] if knowledge_items > 0 else ()),
+        )
+
+    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
+        for message, _ in batch.turns:
+            if len(message.content.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
+                raise InputError(f"message {message.id} is larger than {self.max_message_bytes} bytes")
+        record = self._data.setdefault(self._key(conv), _Record())
+        self._chat_ids.setdefault(self._key(conv), _readable(raw_id(conv.chat_id)))
+        seqs, added, tokens = [], 0, 0
+        for message, count in batch.turns:
+            seq = record.ids.get("t:" + message.id)
+            if seq is None:
+                record.turns.append(
+                    Turn(seq=len(record.turns) + 1, tokens=count, message=copy.deepcopy(message))
+                )
+                seq = record.ids["t:" + message.id] = len(record.turns)
+                added, tokens = added + 1, tokens + count
+            seqs.append(seq)
+        for message in batch.knowledge:
+            if "k:" + message.id not in record.ids:
+                record.ids["k:" + message.id] = 0
+                record.knowledge.append(message)
+                added += 1
+        meta = record.meta
+        update: dict[str, object] = {
+            "turn_count": len(record.turns),
+            "window_tokens": meta.window_tokens + tokens,
+            "version": meta.version + 1,
+        }
+        if batch.set_last_talk:
+            update["last_talk"] = batch.last_talk
+        record.meta = meta.model_copy(update=update)
+        return WriteResult(
+            version=record.meta.version,
+            seqs=tuple(seqs),
+            added=added,
+            window_tokens=record.meta.window_tokens,
+            turn_count=len(record.turns),
+        )
+
+    async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:
+        record = self._get(conv)
+        if record is None or count <= 0:
+            return []
+        turns = record.turns[max(start, 1) - 1 : max(start, 1) - 1 + count]
+        return [replace(t, hidden=t.seq in record.hidden) for t in turns]
+
+    async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
+        record = self._get(conv)
+        return (
+            []
+            if record is None or count <= 0
+            else record.knowledge[max(start, 1) - 1 : max(start, 1) - 1 + count]
+        )
+
+    async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
+        record = self._get(conv)
+        if record is None:
+            raise ConflictError(f"{conv.label}: conversation does not exist")
+        if any(not 1 <= s <= len(record.turns) for s in seqs):
+            raise ConflictError(f"{conv.label}: no such turn among {list(seqs)}")
+        tokens = sum(
+            record.turns[s - 1].tokens for s in set(seqs) - record.hidden if s > record.meta.summary_upto
+        )
+        record.hidden |= set(seqs)
+        meta = record.meta
+        record.meta = meta.model_copy(
+            update={"window_tokens": max(meta.window_tokens - tokens, 0), "version": meta.version + 1}
+        )
+        return record.meta.version
+
+    async def commit_summary(
+        self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
+    ) -> int:
+        record = self._get(conv)
+        if record is None or record.meta.summary_upto != expected_upto:
+            raise ConflictError(f"{conv.label}: the summary changed meanwhile; reload and summarize again")
+        if not expected_upto <= upto <= len(record.turns):
+            raise ConflictError(f"{conv.label}: summary reaches turn {upto} of {len(record.turns)}")
+        meta = record.meta
+        record.meta = meta.model_copy(
+            update={
+                "summary": summary,
+                "summary_upto": upto,
+                "window_tokens": max(meta.window_tokens - tokens, 0),
+                "version": meta.version + 1,
+            }
+        )
+        return record.meta.version
+
+    async def set_title(self, conv: Conversation, title: str) -> None:
+        record = self._get(conv)
+        if record is None:
+            raise ConflictError(f"{conv.label}: conversation does not exist")
+        record.meta = record.meta.model_copy(update={"title": title, "version": record.meta.version + 1})
+
+    async def delete(self, conv: Conversation) -> bool:
+        self._chat_ids.pop(self._key(conv), None)
+        return self._data.pop(self._key(conv), None) is not None
+
+    async def list_chats(self, user_id: str | bytes) -> list[str | bytes]:
+        user = encode_id(user_id, "user_id")
+        return [chat for (u, _), chat in self._chat_ids.items() if u == user]
+
+
+def _readable(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw

@@ -1,0 +1,115 @@
+"""`brain memory ...` and `brain agent ...`: memory for scripts (export, import, delete, load documents)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from brain.errors import InputError
+from brain.memory.transfer import export_conversation, import_conversation, parse_export
+from brain.runtime import Runtime, open_runtime
+from brain.search.documents import load_document
+from brain.settings import Settings
+from brain.store.protocol import Conversation
+from roles.agent_file import export_agent, import_agent, parse_agent_file
+from roles.assistant import Assistant
+
+__all__ = ["agent_command", "memory_command"]
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _read_source(path: str) -> tuple[str, str]:
+    return str(Path(path).resolve()), _read(path)
+
+
+async def memory_command(settings: Settings, args: argparse.Namespace) -> int:
+    if args.memory_command == "delete" and not args.yes:
+        print("brain: refusing to delete without --yes", file=sys.stderr)
+        return 2
+    async with open_runtime(settings) as runtime:
+        if args.memory_command == "load":
+            return await _load(runtime, args.user, args.files)
+        if args.memory_command == "delete":
+            return await _delete(Assistant.for_runtime(runtime), args.user, args.chat)
+        conv = Conversation(args.user, args.chat)
+        if args.memory_command == "export":
+            text = (await export_conversation(runtime.store, conv)).model_dump_json(indent=2) + "\n"
+            if args.file:
+                await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
+            else:
+                sys.stdout.write(text)
+        else:
+            export = parse_export(await asyncio.to_thread(_read, args.file))
+            await import_conversation(runtime.store, export, conv)
+            print(f"imported {len(export.turns)} turns into {args.user}/{args.chat}")
+    return 0
+
+
+async def _delete(assistant: Assistant, user: str, chat: str | None) -> int:
+    if chat is not None:
+        report = await assistant.forget(user, chat)
+        if not report.chats and not report.recall_entries:
+            print(f"nothing stored for {user}/{chat}")
+        else:
+            recall = f" and its {report.recall_entries} recall entries" if report.recall_entries else ""
+            print(f"deleted {user}/{chat}{recall}")
+        return 0
+    report = await assistant.forget_user(user)
+    print(
+        f"erased user {user!r}: {report.chats} chats, {report.recall_entries} recall entries, "
+        f"{report.archival_passages} archival passages, {report.core_blocks} core blocks"
+    )
+    if report.remaining:
+        left = ", ".join(report.remaining)
+        print(
+            f"brain: {len(report.remaining)} keys of user {user!r} are still there: {left}", file=sys.stderr
+        )
+        return 1
+    print(f"checked with a scan: nothing of user {user!r} remains")
+    return 0
+
+
+async def _load(runtime: Runtime, user: str, files: list[str]) -> int:
+    if runtime.tiers is None:
+        raise InputError("archival memory needs Redis")
+    index = runtime.tiers.archival(user)
+    for name in files:
+        source, text = await asyncio.to_thread(_read_source, name)
+        print(f"{name}: loading…", file=sys.stderr, flush=True)
+        result = await load_document(index, source, text, runtime.tokenizer, embed=runtime.tiers.embed)
+        if result.unchanged:
+            print(f"{name}: unchanged, nothing added")
+        else:
+            replaced = f", {result.removed} old passages replaced" if result.removed else ""
+            print(f"{name}: {result.added} passages added{replaced}")
+    return 0
+
+
+async def agent_command(settings: Settings, args: argparse.Namespace) -> int:
+    async with open_runtime(settings) as runtime:
+        agent = Assistant.for_runtime(runtime)
+        if args.agent_command == "export":
+            user, chat = args.user or "local", args.chat or "default"
+            text = (await export_agent(agent, settings, user, chat)).model_dump_json(indent=2) + "\n"
+            await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
+            print(f"exported the agent to {args.file}")
+            return 0
+        file = parse_agent_file(await asyncio.to_thread(_read, args.file))
+        user = args.user or file.agent.get("user_id", "local")
+        chat = args.chat or file.agent.get("chat_id", "default")
+        await import_agent(file, agent, user, chat)
+    print(
+        f"imported the agent into {user}/{chat}: {len(file.conversation.turns)} turns, "
+        f"{len(file.core_blocks)} core blocks, {len(file.archival)} archival passages"
+    )
+    return 0

@@ -1,0 +1,134 @@
+"""One user's chat in the `brain chat` REPL: `ChatSession.handle` does the work of one input line (testable
+without a terminal). Every change to memory goes through the Assistant; this module only talks to the user.
+
+A failed turn prints one line and keeps the typed text pending: `/retry` answers it, `/memory` shows it.
+While the model is slow to answer (retries after errors, a long queue), a status line says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TextIO
+
+from brain.errors import BrainError, InputError
+from roles.assistant import Assistant
+from roles.cli.commands import COMMANDS
+
+__all__ = ["ChatSession"]
+
+
+WAIT_FIRST_S = 2.0
+WAIT_EVERY_S = 5.0
+
+
+class ChatSession:
+    """One user's chat with an assistant; `handle` returns False when the session should end."""
+
+    def __init__(
+        self,
+        assistant: Assistant,
+        user_id: str,
+        chat_id: str,
+        out: TextIO,
+        confirm: Callable[[str], bool],
+        status: TextIO | None = None,
+    ) -> None:
+        self.assistant, self.user_id, self.chat_id, self.out = assistant, user_id, chat_id, out
+        self.status = status or out  # progress notes; the CLI sends them to stderr
+        self.confirm = confirm
+        self.turn_calls: list[int] = []
+        self.unsent: str | None = None  # the line of a failed turn (the store may not have kept it)
+        self.failed = False  # the last turn failed and was not answered since
+
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    async def handle(self, line: str) -> bool:
+        text = line.strip()
+        if not text:
+            return True
+        command, _, rest = text.partition(" ")
+        handler = COMMANDS.get(command) if text.startswith("/") else None
+        if text.startswith("/") and handler is None:
+            self.say(f"unknown command {command}; /help lists them")
+            return True
+        try:
+            if handler is None:
+                await self.reply(lambda: self.assistant.chat_stream(self.user_id, self.chat_id, text), text)
+                return True
+            return await handler(self, rest.strip())
+        except InputError as exc:
+            self.unsent = None  # nothing was stored or sent: there is nothing to retry
+            self.say(f"error: {exc}")
+        except BrainError as exc:  # the turn failed; memory is as it was and the line waits for /retry
+            self.failed = True
+            self.note(f"error: {exc}")
+            self.note("(your message is kept: /retry sends it again)")
+        return True
+
+    async def reply(self, start: Callable[[], AsyncIterator[str]], text: str | None = None) -> None:
+        """Stream an answer; a status line appears while the model keeps us waiting."""
+        before = len(self.assistant.llm.usage)
+        self.unsent = text
+        began = time.monotonic()
+        got_text = asyncio.Event()
+        watcher = asyncio.create_task(self._watch(began, got_text))
+        try:
+            with _retry_notes(self):
+                async for piece in start():
+                    got_text.set()
+                    self.out.write(piece)
+                    self.out.flush()
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+        self.unsent, self.failed = None, False
+        self.out.write("\n")
+        self.out.flush()
+        self.turn_calls.append(len(self.assistant.llm.usage) - before)
+
+    async def _watch(self, began: float, got_text: asyncio.Event) -> None:
+        wait = WAIT_FIRST_S
+        while not got_text.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(got_text.wait(), wait)
+                return
+            self.note(f"… waiting for the model ({time.monotonic() - began:.0f} s)")
+            wait = WAIT_EVERY_S
+
+    def note(self, text: str) -> None:
+        self.status.write(text + "\n")
+        self.status.flush()
+
+
+class _RetryNotes(logging.Handler):
+    """Shows the OpenAI client's retries (after a 429, a 5xx, a dropped connection) as status lines."""
+
+    def __init__(self, session: ChatSession) -> None:
+        super().__init__(logging.INFO)
+        self.session = session
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("Retrying request"):
+            text = record.getMessage()
+            self.session.note(f"… the model endpoint failed; {text[:1].lower()}{text[1:]}")
+
+
+@contextlib.contextmanager
+def _retry_notes(session: ChatSession) -> Iterator[_RetryNotes]:
+    logger = logging.getLogger("openai._base_client")
+    handler, level = _RetryNotes(session), logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -1,0 +1,222 @@
+"""The gateway through the real SDK and real HTTP against the scripted server."""
+
+from __future__ import annotations
+
+import logging
+
+import openai
+import pytest
+
+from brain import ChatMessage, Completion, LLMError, LLMSettings, OpenAILLM, TextDelta, ToolSpec
+from brain.llm.protocol import LLM
+from tests.support.openai_server import Chat, Embeddings, Fault, Malformed, ScriptedOpenAIServer, Slow
+
+USER = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Hello there")]
+
+
+def gateway(server: ScriptedOpenAIServer, **overrides: object) -> OpenAILLM:
+    settings = LLMSettings.model_validate(
+        {
+            "base_url": server.url,
+            "api_key": "sk-test-SECRET",
+            "model": "gpt-4o-mini",
+            "timeout": 5,
+            "max_retries": 2,
+            **overrides,
+        }
+    )
+    return OpenAILLM.from_settings(settings)
+
+
+async def test_completion_records_server_usage_and_sends_the_prompt(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(Chat("Hi!", usage=(17, 3)))
+    async with gateway(openai_server, temperature=0.2, max_tokens=50) as llm:
+        assert isinstance(llm, LLM)
+        reply = await llm.complete(USER)
+    assert reply.content == "Hi!"
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (17, 3)
+    assert not reply.usage.counted_locally
+    body = openai_server.requests[0].body
+    assert body["model"] == "gpt-4o-mini"
+    assert body["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hello there"},
+    ]
+    assert body["temperature"] == 0.2 and body["max_tokens"] == 50
+    assert openai_server.requests[0].headers["authorization"] == "Bearer sk-test-SECRET"
+
+
+async def test_usage_counted_locally_when_server_sends_none(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("four words of reply", usage=None))
+    async with gateway(openai_server) as llm:
+        reply = await llm.complete(USER)
+    assert reply.usage.counted_locally
+    assert reply.usage.completion_tokens == llm.tokenizer.count("four words of reply")
+    assert reply.usage.prompt_tokens == llm.tokenizer.count_messages(["Be brief.", "Hello there"])
+
+
+async def test_usage_totals_equal_what_the_server_reported(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("a", usage=(10, 1)), Chat("b", usage=(20, 2)), Chat("c d", usage=(30, 3)))
+    openai_server.script(Embeddings(((0.1, 0.2),), prompt_tokens=4))
+    async with gateway(openai_server, embedding_model="text-embedding-3-small") as llm:
+        for _ in range(2):
+            await llm.complete(USER)
+        async for _event in llm.stream(USER):
+            pass
+        await llm.embed(["x"])
+    totals = llm.usage.totals()
+    assert (totals.calls, totals.prompt_tokens, totals.completion_tokens) == (4, 64, 6)
+    assert [r.kind for r in llm.usage.records] == ["chat", "chat", "stream", "embed"]
+    assert llm.usage.by_model()["gpt-4o-mini"].calls == 3
+    assert all(r.latency_s > 0 for r in llm.usage.records)
+
+
+async def test_500_storm_retries_then_llm_error_with_cause(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Fault(500), Fault(502), Fault(503))
+    async with gateway(openai_server, max_retries=2) as llm:
+        with pytest.raises(LLMError, match="HTTP 503") as caught:
+            await llm.complete(USER)
+    assert isinstance(caught.value.__cause__, openai.InternalServerError)
+    assert len(openai_server.requests) == 3
+
+
+async def test_429_retry_after_is_honoured(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Fault(429, {"Retry-After": "1"}), Chat("done"))
+    async with gateway(openai_server) as llm:
+        reply = await llm.complete(USER)
+    assert reply.content == "done"
+    first, second = openai_server.requests
+    assert second.at - first.at >= 0.95
+
+
+async def test_timeout_becomes_llm_error(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Slow(1.5, Chat("late")), Slow(1.5, Chat("late")))
+    async with gateway(openai_server, timeout=0.3, max_retries=1) as llm:
+        with pytest.raises(LLMError, match="timed out") as caught:
+            await llm.complete(USER)
+    assert isinstance(caught.value.__cause__, openai.APITimeoutError)
+    assert len(openai_server.requests) == 2
+
+
+async def test_malformed_json_is_an_error(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Malformed())
+    async with gateway(openai_server, max_retries=0) as llm:
+        with pytest.raises(LLMError, match="malformed"):
+            await llm.complete(USER)
+
+
+@pytest.mark.parametrize("content", ["", "   \n", None])
+async def test_empty_reply_is_an_error_not_an_empty_string(
+    openai_server: ScriptedOpenAIServer, content: str | None
+) -> None:
+    openai_server.script(Chat(content))
+    async with gateway(openai_server) as llm:
+        with pytest.raises(LLMError, match="empty reply"):
+            await llm.complete(USER)
+
+
+async def test_streaming_assembles_chunks_and_usage(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(
+        Chat("The quick brown fox", chunks=("The", " qu", "ick brown", " fox"), usage=(9, 4))
+    )
+    deltas: list[str] = []
+    final: list[Completion] = []
+    async with gateway(openai_server) as llm:
+        async for event in llm.stream(USER):
+            if isinstance(event, TextDelta):
+                deltas.append(event.text)
+            else:
+                final.append(event)
+    assert deltas == ["The", " qu", "ick brown", " fox"]
+    assert len(final) == 1 and final[0].content == "The quick brown fox"
+    assert (final[0].usage.prompt_tokens, final[0].usage.completion_tokens) == (9, 4)
+    assert openai_server.requests[0].body["stream_options"] == {"include_usage": True}
+
+
+async def test_streaming_without_usage_counts_locally(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("one two", usage=None))
+    async with gateway(openai_server, stream_usage=False) as llm:
+        events = [e async for e in llm.stream(USER)]
+    final = events[-1]
+    assert isinstance(final, Completion) and final.usage.counted_locally
+    assert "stream_options" not in openai_server.requests[0].body
+
+
+async def test_empty_stream_is_an_error(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat(""))
+    async with gateway(openai_server) as llm:
+        with pytest.raises(LLMError, match="empty reply"):
+            async for _ in llm.stream(USER):
+                pass
+
+
+TOOL = ToolSpec(
+    name="get_weather",
+    description="Weather for a city",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+
+
+async def test_tool_calls_plain_and_streamed(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(
+        Chat(None, tool_calls=(("get_weather", {"city": "Oslo"}),), finish_reason="tool_calls"),
+        Chat(None, tool_calls=(("get_weather", {"city": "Bergen"}),), finish_reason="tool_calls"),
+    )
+    async with gateway(openai_server) as llm:
+        plain = await llm.complete(USER, tools=[TOOL])
+        streamed = [e async for e in llm.stream(USER, tools=[TOOL])][-1]
+    assert isinstance(streamed, Completion)
+    assert plain.tool_calls[0].name == "get_weather" and plain.tool_calls[0].arguments == '{"city": "Oslo"}'
+    assert streamed.tool_calls[0].arguments == '{"city": "Bergen"}' and streamed.tool_calls[0].id == "call_0"
+    assert openai_server.requests[0].body["tools"][0]["function"]["name"] == "get_weather"
+    follow_up = [*USER, plain.as_message(), ChatMessage(role="tool", tool_call_id="call_0", content="sunny")]
+    assert follow_up[-2].to_openai()["tool_calls"][0]["function"]["arguments"] == '{"city": "Oslo"}'
+
+
+async def test_embeddings(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Embeddings(((1.0, 0.0), (0.0, 1.0))), Embeddings(((1.0,),)))
+    async with gateway(openai_server, embedding_model="emb") as llm:
+        assert await llm.embed(["a", "b"]) == [[1.0, 0.0], [0.0, 1.0]]
+        with pytest.raises(LLMError, match="1 vectors for 2 texts"):
+            await llm.embed(["a", "b"])
+    body = openai_server.requests[0].body
+    assert (body["model"], body["input"]) == ("emb", ["a", "b"])
+
+
+async def test_embed_without_model_is_a_clear_error(openai_server: ScriptedOpenAIServer) -> None:
+    async with gateway(openai_server) as llm:
+        with pytest.raises(LLMError, match="embedding_model"):
+            await llm.embed(["a"])
+
+
+async def test_connection_refused_is_llm_error() -> None:
+    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", max_retries=1, timeout=2)
+    async with OpenAILLM.from_settings(settings) as llm:
+        with pytest.raises(LLMError, match="cannot reach") as caught:
+            await llm.complete(USER)
+    assert isinstance(caught.value.__cause__, openai.APIConnectionError)
+
+
+async def test_injected_client_is_not_closed_by_the_gateway(openai_server: ScriptedOpenAIServer) -> None:
+    client = openai.AsyncOpenAI(api_key="k", base_url=openai_server.url)
+    async with OpenAILLM(client, LLMSettings(base_url=openai_server.url)):
+        pass
+    assert not client.is_closed()
+    await client.close()
+    owned = gateway(openai_server)
+    await owned.aclose()
+    assert owned._client.is_closed()
+
+
+async def test_api_key_never_logged(
+    openai_server: ScriptedOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    openai_server.script(Fault(500), Chat("ok"))
+    with caplog.at_level(logging.DEBUG):
+        async with gateway(openai_server) as llm:
+            await llm.complete(USER)
+            assert "sk-test-SECRET" not in repr(llm._settings)
+    assert "sk-test-SECRET" not in caplog.text
+    assert caplog.records  # DEBUG logging really was on

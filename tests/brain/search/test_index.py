@@ -1,0 +1,111 @@
+"""The lexical index on both servers: ranking, filters, paging, isolation, deletion."""
+
+from __future__ import annotations
+
+import redis.asyncio as aioredis
+
+from brain.keys import archival_base
+from brain.search.analysis import bm25, reciprocal_rank_fusion, stem, terms
+from brain.search.index import IndexedDoc, SearchIndex
+
+DOCS = [
+    IndexedDoc(id="a", text="Ann is vegetarian and loves spicy Thai curry.", tags=("food",), ts=100),
+    IndexedDoc(
+        id="b", text="The trip to Oslo is planned for May; hotels are booked.", tags=("travel",), ts=200
+    ),
+    IndexedDoc(id="c", text="Ann's sister Bea visits Oslo in June.", tags=("family", "travel"), ts=300),
+    IndexedDoc(id="d", text="Curry recipes: green curry, red curry, massaman curry.", tags=("food",), ts=400),
+]
+
+
+def test_pure_parts() -> None:
+    assert terms("The Hotels were BOOKED, Ann's trips!") == ["hotel", "book", "ann", "trip"]
+    assert stem("stories") == "story" and stem("class") == "class" and stem("is") == "is"
+    assert bm25(tf=2, df=1, n_docs=10, doc_len=5, avg_len=5) > bm25(
+        tf=1, df=1, n_docs=10, doc_len=5, avg_len=5
+    )
+    assert bm25(tf=1, df=9, n_docs=10, doc_len=5, avg_len=5) < bm25(
+        tf=1, df=1, n_docs=10, doc_len=5, avg_len=5
+    )
+    assert reciprocal_rank_fusion([["x", "y"], ["y", "z"]]) == [
+        ("y", 1 / 62 + 1 / 61),
+        ("x", 1 / 61),
+        ("z", 1 / 62),
+    ]
+
+
+async def test_ranking_filters_paging(redis_client: aioredis.Redis) -> None:
+    index = SearchIndex(redis_client, archival_base("brain", "user-1"))
+    for doc in DOCS:
+        assert await index.add(doc)
+    assert not await index.add(DOCS[0])  # idempotent by id
+    assert await index.count() == 4
+    hits, total = await index.search("curry")
+    assert [h.doc.id for h in hits] == ["d", "a"] and total == 2  # more occurrences rank first
+    assert hits[0].score > hits[1].score > 0
+    hits, _ = await index.search("Oslo hotels booked")
+    assert hits[0].doc.id == "b"
+    hits, total = await index.search("Oslo", tags=["family"])
+    assert [h.doc.id for h in hits] == ["c"] and total == 1
+    hits, _ = await index.search("Ann", start=250, end=350)
+    assert [h.doc.id for h in hits] == ["c"]
+    page1, total = await index.search("curry Oslo Ann", limit=2)
+    page2, _ = await index.search("curry Oslo Ann", offset=2, limit=2)
+    assert total == 4 and len({h.doc.id for h in page1 + page2}) == 4
+    listed, total = await index.search("", start=150)
+    assert [h.doc.id for h in listed] == ["d", "c", "b"] and total == 3  # newest first
+    listed, _ = await index.search("", tags=["food"])
+    assert [h.doc.id for h in listed] == ["d", "a"]
+    assert (await index.get("b")) == DOCS[1]
+
+
+async def test_tenants_are_isolated(redis_client: aioredis.Redis) -> None:
+    alice, bob = (
+        SearchIndex(redis_client, archival_base("brain", "alice")),
+        SearchIndex(redis_client, archival_base("brain", "bob")),
+    )
+    await alice.add(IndexedDoc(id="1", text="alice secret launch code"))
+    await bob.add(IndexedDoc(id="1", text="bob grocery list"))
+    assert [h.doc.text for h in (await bob.search("secret launch code"))[0]] == []
+    assert [h.doc.text for h in (await bob.search(""))[0]] == ["bob grocery list"]
+    assert [h.doc.text for h in (await alice.search("grocery"))[0]] == []
+
+
+async def test_delete_and_drop(redis_client: aioredis.Redis) -> None:
+    index = SearchIndex(redis_client, archival_base("brain", "user-2"))
+    for doc in DOCS:
+        await index.add(doc)
+    assert await index.delete("d") and not await index.delete("d")
+    hits, _ = await index.search("curry")
+    assert [h.doc.id for h in hits] == ["a"] and await index.count() == 3
+    assert [h.doc.id for h in (await index.search("", tags=["food"]))[0]] == ["a"]
+    other = SearchIndex(redis_client, archival_base("brain", "user-3"))
+    await other.add(DOCS[0], [0.5, 0.5])
+    await index.set_source("file.md", {"sha256": "x"})
+    assert await index.drop() == 3
+    assert await index.count() == 0 and (await index.search("Ann"))[1] == 0
+    assert [k async for k in redis_client.scan_iter(match=index.base.replace("{", "[{]") + "*")] == []
+    assert await other.count() == 1  # another tenant's index is untouched
+
+
+async def test_add_many(redis_client: aioredis.Redis) -> None:
+    index = SearchIndex(redis_client, archival_base("brain", "bulk"))
+    assert await index.add_many(DOCS) == 4
+    assert await index.add_many(DOCS[:2]) == 0  # already there
+    assert await index.add_many([]) == 0
+    assert [h.doc.id for h in (await index.search("curry"))[0]] == ["d", "a"]
+
+
+async def test_vectors_and_hybrid_fusion(redis_client: aioredis.Redis) -> None:
+    index = SearchIndex(redis_client, archival_base("brain", "vectors"))
+    vectors = {"a": [1.0, 0.0, 0.0], "b": [0.0, 1.0, 0.0], "c": [0.0, 0.9, 0.1], "d": [0.7, 0.0, 0.7]}
+    await index.add_many(DOCS, [vectors[d.id] for d in DOCS])
+    nearest = await index.vector_search([0.0, 1.0, 0.0])
+    assert [h.doc.id for h in nearest[:2]] == ["b", "c"] and nearest[0].score > 0.99
+    assert [h.doc.id for h in await index.vector_search([0.0, 1.0, 0.0], tags=["family"])] == ["c"]
+    hits, total = await index.search("curry", vector=[0.0, 1.0, 0.0], limit=4)
+    ids = [h.doc.id for h in hits]
+    assert total == 4 and ids[0] == "d"  # in both rankings: first after fusion
+    assert ids.index("b") < ids.index("c")  # the vector ranking orders what the words do not match
+    assert await index.delete("b")
+    assert "b" not in [h.doc.id for h in await index.vector_search([0.0, 1.0, 0.0])]

@@ -1,0 +1,124 @@
+"""Redis Cluster: three real redis-server nodes; every conversation's keys live in one slot."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from actions.summarizer import Summarizer
+from brain import BrainMemory, Message, RedisConnection, RedisMemoryStore, Settings
+from brain.store.protocol import Conversation
+from brain.testing import ScriptedLLM
+from tests.support.servers import RedisServerProcess
+
+
+def cluster_ports(n: int) -> list[int]:
+    """Ports whose cluster-bus port (+10000) is free too."""
+    ports: list[int] = []
+    while len(ports) < n:
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+        if port + 10_000 > 65_535 or port in ports:
+            continue
+        with socket.socket() as b:
+            try:
+                b.bind(("127.0.0.1", port + 10_000))
+            except OSError:
+                continue
+        ports.append(port)
+    return ports
+
+
+@pytest.fixture(scope="module")
+def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = tmp_path_factory.mktemp("cluster")
+    nodes = [
+        RedisServerProcess(
+            base / str(port),
+            port=port,
+            appendonly=False,
+            extra=("--cluster-enabled", "yes", "--cluster-config-file", str(base / f"{port}.conf")),
+        )
+        for port in cluster_ports(3)
+    ]
+    for node in nodes:
+        node.start()
+    try:
+        subprocess.run(
+            [
+                "redis-cli",
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{n.port}" for n in nodes),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        for _ in range(100):  # wait until every node agrees the cluster is up
+            states = [
+                subprocess.run(
+                    ["redis-cli", "-p", str(n.port), "cluster", "info"], capture_output=True, text=True
+                ).stdout
+                for n in nodes
+            ]
+            if all("cluster_state:ok" in s for s in states):
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        yield f"redis://127.0.0.1:{nodes[0].port}/0"
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+async def test_memory_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        store = RedisMemoryStore(connection.client)
+        chats = [f"chat-{i}" for i in range(12)] + ["{tag}", "a:b*", "x" * 5_000]  # spread over many slots
+        for chat in chats:
+            memory = await BrainMemory.loads(store, "user", chat)
+            for i in range(5):
+                memory.add_talk(Message(content=f"{chat} turn {i}"))
+            await memory.dumps()
+        for chat in chats:
+            memory = await BrainMemory.loads(store, "user", chat)
+            assert [m.content for m in memory.history] == [f"{chat} turn {i}" for i in range(5)]
+            assert (
+                await memory.summarize(Summarizer(ScriptedLLM([f"summary of {chat[:10]}"])))
+                == f"summary of {chat[:10]}"
+            )
+            assert len(await memory.read_history(1, 10)) == 5
+        slots = {
+            await connection.client.cluster_keyslot(store.keys(Conversation("user", c)).meta) for c in chats
+        }
+        assert len(slots) > 3  # the conversations really are spread over the nodes' slots
+
+
+async def test_search_index_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
+    from brain.keys import archival_base
+    from brain.search.index import IndexedDoc, SearchIndex
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        for tenant in ("alice", "bob", "carol"):
+            index = SearchIndex(connection.client, archival_base("brain", tenant))
+            await index.add(IndexedDoc(id="1", text=f"{tenant} likes green tea", tags=("drinks",)))
+            await index.add(IndexedDoc(id="2", text=f"{tenant} booked a flight"))
+            hits, total = await index.search("tea", tags=["drinks"])
+            assert total == 1 and hits[0].doc.text == f"{tenant} likes green tea"
+            assert await index.delete("1")
+            await index.drop()
+            assert await index.count() == 0

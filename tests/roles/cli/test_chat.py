@@ -1,0 +1,462 @@
+"""`brain chat`, `brain memory` and `brain run` as users run them: real processes, real Valkey/Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from brain import BrainMemory, RedisMemoryStore, Settings
+from brain.store.connection import RedisConnection
+from tests.support.openai_server import Chat, ScriptedOpenAIServer
+
+BRAIN = str(Path(sys.executable).parent / "brain")
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def env_for(server: ScriptedOpenAIServer, **extra: str) -> dict[str, str]:
+    return {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-test", **extra}
+
+
+def brain(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([BRAIN, *args], input=stdin, capture_output=True, text=True, timeout=60, env=env)
+
+
+async def stored(user: str = "local", chat: str = "default") -> BrainMemory:
+    settings = Settings(home=Path(os.environ["BRAIN_HOME"]))
+    async with await RedisConnection.open(settings) as connection:
+        return await BrainMemory.loads(RedisMemoryStore(connection.client), user, chat)
+
+
+async def test_restart_and_remember(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("Nice to meet you, Ann."), Chat("Your name is Ann."))
+    env = env_for(openai_server)
+    first = brain("chat", env=env, stdin="My name is Ann.\n")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "Nice to meet you, Ann.\n"
+    second = brain("chat", env=env, stdin="What is my name?\n/exit\n")
+    assert second.stdout == "Your name is Ann.\n"
+    messages = openai_server.chat_requests()[1].body["messages"]
+    assert [m["content"] for m in messages[1:]] == [
+        "My name is Ann.",
+        "Nice to meet you, Ann.",
+        "What is my name?",
+    ]
+    assert (await stored()).turn_count == 4
+
+
+SLASH_REPLIES = (Chat("Hello!"), Chat("Hello again!"), Chat("SUMMARY: Ann said hi."), Chat("Greetings"))
+
+
+def slash_lines(export: Path) -> list[str]:
+    return [
+        "hi",
+        "/knowledge add Ann is vegetarian",
+        "/memory",
+        "/dump",
+        "/rewrite Hi there!",
+        "/dump 3",
+        "/retry",
+        "/pop",
+        "/dump 5",
+        "/summarize",
+        "/title",
+        "/usage",
+        f"/export {export}",
+        "/forget",
+        "y",
+        "/memory",
+        f"/import {export}",
+        "/dump 2",
+        "/forget",
+        "n",
+        "/help",
+        "/bogus",
+        "/knowledge",
+    ]
+
+
+def assert_slash_output(out: str, export: Path, server: ScriptedOpenAIServer) -> None:
+    expected = [
+        "Hello!",
+        "remembered",
+        "knowledge: Ann is vegetarian",
+        "window: 2 turns",
+        "#1 User: hi\n#2 Lily: Hello!",
+        "the last answer was replaced",
+        "#2 Lily: Hello! (taken back)\n#3 Lily: Hi there!",
+        "Hello again!",
+        "took back 1 turn(s); they stay stored (see /dump)",
+        "#5 Lily: Hello again! (taken back)",
+        "summary: SUMMARY: Ann said hi.",
+        "title: Greetings",
+        "calls: 4; prompt tokens: 40; completion tokens: 20",
+        "calls per turn: [1, 1]",
+        f"exported 5 turns to {export}",
+        "forgotten",
+        "summary: (none yet)",
+        "imported 5 turns",
+        "#4 User: hi\n#5 Lily: Hello again! (taken back)",
+        "kept",
+        "/knowledge add TEXT remember TEXT as knowledge",
+        "unknown command /bogus; /help lists them",
+        "usage: /knowledge add TEXT",
+    ]
+    position = 0
+    for piece in expected:
+        found = out.find(piece, position)
+        assert found >= 0, f"{piece!r} not in order in:\n{out}"
+        position = found + len(piece)
+    data = json.loads(export.read_text())
+    assert data["format"] == "brain-assistant.conversation" and "sk-test" not in export.read_text()
+    retry_request = server.chat_requests()[1].body["messages"]
+    assert retry_request[-1]["content"] == "hi"
+    assert not any(
+        m["content"] in {"Hello!", "Hi there!"} for m in retry_request
+    )  # taken back: not in prompt
+
+
+def test_every_slash_command_in_a_terminal(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(*SLASH_REPLIES)
+    export = tmp_path / "chat.json"
+    child = pexpect.spawn(
+        BRAIN,
+        ["chat", "--chat", "cmds"],
+        env=env_for(openai_server),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(60, 250),
+    )
+    child.expect("you> ")
+    out = ""
+    for line in slash_lines(export):
+        child.sendline(line)
+        child.expect(r"\[y/N\] " if line == "/forget" else "you> ")
+        out += child.before.replace("\r\n", "\n")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert_slash_output(out, export, openai_server)
+
+
+def test_every_slash_command_from_a_pipe(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(*SLASH_REPLIES)
+    export = tmp_path / "chat.json"
+    script = "\n".join([*slash_lines(export), "/exit", "never read"]) + "\n"
+    result = brain("chat", "--chat", "cmds", env=env_for(openai_server), stdin=script)
+    assert result.returncode == 0, result.stderr
+    assert_slash_output(result.stdout, export, openai_server)
+    assert "never read" not in result.stdout
+
+
+def test_ctrl_c_cancels_the_reply_not_the_session(openai_server: ScriptedOpenAIServer) -> None:
+    slow = Chat(" ".join(f"word{i}" for i in range(200)), chunk_delay=0.05)
+    openai_server.script(slow, Chat("Second answer."))
+    child = pexpect.spawn(
+        BRAIN,
+        ["chat", "--chat", "pty"],
+        env=env_for(openai_server),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect("you> ")
+    child.sendline("Tell me a long story")
+    child.expect("word3 ")
+    child.sendintr()
+    child.expect(r"\[reply cancelled; nothing was lost\]")
+    child.expect("you> ")
+    child.send("Short plese\x1b[D\x1b[Da")  # line editing: cursor left twice, insert the missing letter
+    child.sendline("")
+    child.expect("Second answer.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    second = openai_server.chat_requests()[1].body["messages"]
+    assert second[-1]["content"] == "Short please"
+    assert "word3" not in json.dumps(second)  # the cancelled reply was never stored
+
+
+async def test_cancelled_reply_left_memory_consistent(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat(" ".join(f"w{i}" for i in range(100)), chunk_delay=0.05))
+    child = pexpect.spawn(
+        BRAIN, ["chat", "--chat", "c2"], env=env_for(openai_server), encoding="utf-8", timeout=30
+    )
+    child.expect("you> ")
+    child.sendline("Question that gets cancelled")
+    child.expect("w2 ")
+    child.sendintr()
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    memory = await stored(chat="c2")
+    assert memory.history == [] and memory.last_talk == "Question that gets cancelled"
+
+
+def test_two_processes_serving_one_chat_stay_consistent(
+    openai_server: ScriptedOpenAIServer, redis_server_url: str
+) -> None:
+    openai_server.script(*(Chat(f"answer {i}") for i in range(6)))
+    env = env_for(openai_server, BRAIN_REDIS_URL=redis_server_url)
+    procs = [
+        subprocess.Popen(
+            [BRAIN, "chat", "--user", "u2p", "--chat", "shared"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    for i in range(6):
+        proc = procs[i % 2]
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(f"question {i}\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == f"answer {i}\n"
+    for proc in procs:
+        proc.communicate("/exit\n", timeout=30)
+    last = openai_server.chat_requests()[-1].body["messages"]
+    assert [m["content"] for m in last[1:]] == [
+        x for i in range(5) for x in (f"question {i}", f"answer {i}")
+    ] + ["question 5"]
+
+
+def test_memory_export_import_delete(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(Chat("A1"), Chat("A2"))
+    env = env_for(openai_server)
+    brain("chat", "--user", "ann", "--chat", "x", env=env, stdin="Q1\nQ2\n")
+    first = brain("memory", "export", "--user", "ann", "--chat", "x", env=env)
+    assert first.returncode == 0 and json.loads(first.stdout)["turns"][3]["message"]["content"] == "A2"
+    refused = brain("memory", "delete", "--user", "ann", "--chat", "x", env=env)
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    assert (
+        brain("memory", "delete", "--user", "ann", "--chat", "x", "--yes", env=env).stdout
+        == "deleted ann/x\n"
+    )
+    file = tmp_path / "x.json"
+    file.write_text(first.stdout)
+    imported = brain("memory", "import", "--user", "ann", "--chat", "x", str(file), env=env)
+    assert imported.stdout == "imported 4 turns into ann/x\n"
+    again = brain(
+        "memory", "export", "--user", "ann", "--chat", "x", "--file", str(tmp_path / "y.json"), env=env
+    )
+    assert again.returncode == 0 and (tmp_path / "y.json").read_text() == first.stdout  # round trip exact
+    twice = brain("memory", "import", "--user", "ann", "--chat", "x", str(file), env=env)
+    assert twice.returncode == 1 and "already has a conversation; delete it first" in twice.stderr
+    file.write_text("{}")
+    broken = brain("memory", "import", "--user", "ann", "--chat", "y", str(file), env=env)
+    assert broken.returncode == 1 and "not a brain-assistant conversation export" in broken.stderr
+
+
+@pytest.mark.parametrize("name", ["assistant.yaml", "writer-reviewer.yaml", "research-pipeline.yaml"])
+def test_shipped_deployments_validate(name: str) -> None:
+    result = brain("run", str(ROOT / "config" / name), "--dry-run", env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"deployment {ROOT / 'config' / name}\n") and "pipeline:" in result.stdout
+
+
+def test_run_writer_reviewer(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(
+        Chat("Draft one."), Chat("- Too short."), Chat("Draft two, longer."), Chat("APPROVED")
+    )
+    result = brain("run", str(ROOT / "config" / "writer-reviewer.yaml"), env=env_for(openai_server))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "[Writer / Write]\nDraft two, longer." in result.stdout
+        and "[Reviewer / Review]\nAPPROVED" in result.stdout
+    )
+    assert "stopped after n_round=4 rounds" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        (
+            "roles:\n  - name: W\n    actions: [{name: Write}]\n",
+            r"roles\.0\.actions\.0\.instruction: Field required",
+        ),
+        (
+            "roles:\n  - name: W\n    colour: red\n    actions: [{name: A, instruction: x}]\n",
+            r"roles\.0\.colour: unknown key.*valid keys: name, class, profile",
+        ),
+        (
+            "roles:\n  - name: W\n    llm: fancy\n    actions: [{name: A, instruction: x}]\n",
+            r"roles\.0\.llm: no LLM named 'fancy'",
+        ),
+        ("roles: []\n", r"roles: Tuple should have at least 1 item"),
+        ("roles:\n  - name: W\n", r"roles\.0\.actions: a plain role needs at least one action"),
+        (
+            "roles:\n  - name: W\n    class: nowhere:Nothing\n    actions: [{name: A, instruction: x}]\n"
+            "pipeline: {idea: go}\n",
+            r"roles\.0\.class: cannot import 'nowhere:Nothing'",
+        ),
+        (
+            "roles:\n  - name: W\n    skills: [{name: s, description: d, entry: 'no.such:thing'}]\n"
+            "    actions: [{name: A, instruction: x}]\n",
+            r"roles\.0\.skills\[0\]\.entry: cannot import",
+        ),
+        (
+            "pipeline: {idea: x}\nroles:\n  - {name: W, actions: [{name: A, instruction: x}]}\n"
+            "  - {name: W, actions: [{name: A, instruction: x}]}\n",
+            r"roles\.1\.name: two roles are named 'W'",
+        ),
+    ],
+)
+def test_deployment_errors_name_file_and_key(
+    yaml_text: str, message: str, tmp_path: Path, openai_server: ScriptedOpenAIServer
+) -> None:
+    path = tmp_path / "deploy.yaml"
+    path.write_text(yaml_text)
+    result = brain("run", str(path), env=env_for(openai_server))
+    assert result.returncode != 0
+    assert str(path) in result.stderr
+    import re
+
+    assert re.search(message, result.stderr), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_examples_run_as_written(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(
+        Chat("Hello Alice!"),
+        Chat("You love hiking."),
+        Chat("Leaves fall\non the fjord"),
+        Chat("Lovely rhythm."),
+    )
+    env = env_for(openai_server)
+    first = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "assistant.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "Hello Alice!\nYou love hiking.\n(2 LLM calls)\n"
+    second = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "pipeline.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert second.returncode == 0, second.stderr
+    assert (
+        "[Writer] Leaves fall\non the fjord" in second.stdout and "[Reviewer] Lovely rhythm." in second.stdout
+    )
+    assert "done: no role has anything left to do after 2 rounds" in second.stdout
+
+
+def test_memory_load_documents(tmp_path: Path) -> None:
+    notes, todo = tmp_path / "notes.md", tmp_path / "todo.txt"
+    notes.write_text(
+        "# Home\n\nThe boiler is serviced every October.\n\nThe spare key is under the blue pot.\n"
+    )
+    todo.write_text("Buy milk.\n")
+    env = dict(os.environ)
+    first = brain("memory", "load", str(notes), str(todo), env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"{notes}: 1 passages added\n{todo}: 1 passages added\n"
+    assert brain("memory", "load", str(notes), env=env).stdout == f"{notes}: unchanged, nothing added\n"
+    notes.write_text("The spare key moved to the shed.\n")
+    assert (
+        brain("memory", "load", str(notes), env=env).stdout
+        == f"{notes}: 1 passages added, 1 old passages replaced\n"
+    )
+    missing = brain("memory", "load", str(tmp_path / "nope.md"), env=env)
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+
+
+def test_tiered_chat_commands(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat(None, tool_calls=(("send_message", {"message": "Hi Ann!"}),)))
+    script = (
+        "\n".join(
+            [
+                "/core",
+                "/archival add The wifi password is on the router",
+                "/archival search wifi password",
+                "/archival",
+                "Hello, I am Ann",
+                "/memory",
+            ]
+        )
+        + "\n"
+    )
+    result = brain("chat", "--set", "memory.mode=tiered", env=env_for(openai_server), stdin=script)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "[persona] 39/2000 characters: I am a helpful assistant who remembers." in out
+    assert "[human] 0/2000 characters: (empty)" in out
+    assert "stored in archival memory" in out
+    assert "1 passage(s) match:\n- The wifi password is on the router" in out
+    assert "usage: /archival search QUERY, or /archival add TEXT" in out
+    assert "Hi Ann!" in out and "core [human]: (empty)" in out
+    tools = {t["function"]["name"] for t in openai_server.chat_requests()[0].body["tools"]}
+    assert {"send_message", "core_memory_replace", "archival_memory_search", "conversation_search"} <= tools
+    plain = brain("chat", env=env_for(openai_server), stdin="/core\n")
+    assert "this needs the tiered memory mode" in plain.stdout
+
+
+def test_agent_file_round_trip_through_the_cli(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    openai_server.script(Chat(None, tool_calls=(("send_message", {"message": "Noted."}),)))
+    env = env_for(openai_server)
+    brain(
+        "chat",
+        "--set",
+        "memory.mode=tiered",
+        env=env,
+        stdin="/archival add Passport expires 2027\nI am Ann\n",
+    )
+    first = tmp_path / "agent.json"
+    exported = brain("agent", "export", str(first), "--set", "memory.mode=tiered", env=env)
+    assert exported.returncode == 0, exported.stderr
+    empty = {**env, "BRAIN_HOME": str(tmp_path / "fresh-home")}  # another, empty embedded Valkey
+    imported = brain("agent", "import", str(first), "--set", "memory.mode=tiered", env=empty)
+    assert imported.returncode == 0, imported.stderr
+    assert "2 turns" in imported.stdout and "1 archival passages" in imported.stdout
+    second = tmp_path / "again.json"
+    assert brain("agent", "export", str(second), "--set", "memory.mode=tiered", env=empty).returncode == 0
+    assert second.read_text() == first.read_text()
+    assert json.loads(first.read_text())["format"] == "brain-assistant.agent"
+
+
+def test_tiered_assistant_deployment(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    deploy = tmp_path / "tiered.yaml"
+    deploy.write_text(
+        "memory: {mode: tiered}\nroles:\n  - {name: Lily, class: assistant}\n"
+        "pipeline: {idea: 'Hello there', n_round: 2}\n"
+    )
+    openai_server.script(Chat(None, tool_calls=(("send_message", {"message": "Hi from tiered Lily"}),)))
+    result = brain("run", str(deploy), env=env_for(openai_server))
+    assert result.returncode == 0, result.stderr
+    assert "[Lily / TalkAction]\nHi from tiered Lily" in result.stdout
+    assert "core_memory_append" in json.dumps(openai_server.chat_requests()[0].body["tools"])
+
+
+def test_prompt_history_recalls_earlier_lines(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("First."), Chat("Again."))
+    child = pexpect.spawn(
+        BRAIN, ["chat", "--chat", "history"], env=env_for(openai_server), encoding="utf-8", timeout=30
+    )
+    child.expect("you> ")
+    child.sendline("What is the capital of Norway?")
+    child.expect("First.")
+    child.expect("you> ")
+    child.sendline("\x1b[A")  # arrow up: the previous line comes back
+    child.expect("Again.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    assert [r.body["messages"][-1]["content"] for r in openai_server.chat_requests()] == [
+        "What is the capital of Norway?",
+        "What is the capital of Norway?",
+    ]
