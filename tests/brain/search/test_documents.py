@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
-from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
 from brain.keys import archival_base
+from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
 from brain.search.documents import load_document, split_document
 from brain.search.index import SearchIndex
 
