@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from brain.errors import ConfigError
+from brain.logs import redact
 from brain.settings import Settings
 
 __all__ = [
@@ -216,8 +217,8 @@ def config_error(
             valid = _valid_keys(model, parent.removeprefix(prefix))
             hint = f"unknown key; remove it or check the spelling ({valid})"
         else:
-            shown = err.get("input")
-            hint = f"{err['msg']}; got {_short(shown)}" if "input" in err else err["msg"]
+            shown = _shown(key, err.get("input"))
+            hint = f"{err['msg']}; got {shown}" if "input" in err else err["msg"]
         lines.append(f"{where}: {key}: {hint}")
     return ConfigError("invalid settings: " + "; ".join(lines))
 
@@ -235,6 +236,16 @@ def _valid_keys(model: Any, parent: str) -> str:
             return "see config/default.yaml"
         model = annotation
     return "valid keys: " + ", ".join(f.alias or name for name, f in model.model_fields.items())
+
+
+_SECRET_KEYS = ("api_key", "password", "url")
+
+
+def _shown(key: str, value: Any) -> str:
+    """A bad value as an error may show it: never a secret (keys, passwords, URLs that may hold one)."""
+    if key.rsplit(".", 1)[-1] in _SECRET_KEYS:
+        return f"a {type(value).__name__} (not shown: it may hold a secret)"
+    return redact(_short(value))
 
 
 def _short(value: Any) -> str:

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 
 from brain.settings import LogSettings
 
-__all__ = ["RedactingFilter", "configure_logging"]
+__all__ = ["RedactingFilter", "configure_logging", "redact"]
 
 _MASK = "**********"
+_URL_PASSWORD = re.compile(r"(?i)([a-z][a-z0-9+.-]*://[^\s:/@]*:)[^\s@/]+@")
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with each known secret masked, and any password written in a URL (`scheme://user:pw@`)."""
+    for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
+        text = text.replace(secret, _MASK)
+    return _URL_PASSWORD.sub(r"\1***@", text)
 
 
 class RedactingFilter(logging.Filter):
@@ -17,15 +26,11 @@ class RedactingFilter(logging.Filter):
 
     def __init__(self, secrets: Iterable[str]) -> None:
         super().__init__()
-        self._secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+        self._secrets = tuple(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self._secrets:
-            return True
         message = record.getMessage()
-        redacted = message
-        for secret in self._secrets:
-            redacted = redacted.replace(secret, _MASK)
+        redacted = redact(message, self._secrets)
         if redacted != message:
             record.msg, record.args = redacted, None
         return True

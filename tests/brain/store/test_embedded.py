@@ -91,3 +91,42 @@ async def test_killed_owner_leaves_server_that_the_next_process_adopts(tmp_path:
     assert not _pid_alive(recorded["pid"])
     if proc.stdout:
         proc.stdout.close()
+
+
+SECOND_CHAT = """
+import asyncio, json, sys
+from brain import RedisConnection, Settings
+async def main():
+    conn = await RedisConnection.open(Settings(home=sys.argv[1]))
+    print(json.dumps({"owner": conn.embedded.owner}), flush=True)
+    sys.stdin.readline()  # the first process exits meanwhile
+    await conn.client.set("second", "still here")
+    print(json.dumps({"read": (await conn.client.get("second")).decode()}), flush=True)
+    await conn.aclose()
+asyncio.run(main())
+"""
+
+
+def spawn(code: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+
+
+async def test_server_outlives_the_first_of_two_users(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first = await RedisConnection.open(Settings(home=home))
+    assert first.embedded is not None and first.embedded.owner
+    server_pid = state(home)["pid"]  # type: ignore[index]
+    second = spawn(SECOND_CHAT, str(home))
+    assert second.stdin is not None and second.stdout is not None
+    assert json.loads(second.stdout.readline()) == {"owner": False}
+    await first.aclose()  # the process that started the server leaves first
+    assert _pid_alive(server_pid) and state(home) is not None
+    second.stdin.write("go\n")
+    second.stdin.flush()
+    assert json.loads(second.stdout.readline()) == {"read": "still here"}
+    assert second.wait(timeout=60) == 0
+    assert state(home) is None and not _pid_alive(server_pid)  # the last user stopped it
+    second.stdin.close()
+    second.stdout.close()

@@ -460,3 +460,78 @@ def test_prompt_history_recalls_earlier_lines(openai_server: ScriptedOpenAIServe
         "What is the capital of Norway?",
         "What is the capital of Norway?",
     ]
+
+
+def test_two_chats_share_the_embedded_server_and_the_first_exits(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("First answer."), Chat("Second answer."))
+    env = env_for(openai_server)
+    first = pexpect.spawn(BRAIN, ["chat", "--chat", "one"], env=env, encoding="utf-8", timeout=30)
+    first.expect("you> ")
+    second = pexpect.spawn(BRAIN, ["chat", "--chat", "two"], env=env, encoding="utf-8", timeout=30)
+    second.expect("you> ")
+    first.sendline("hello from one")
+    first.expect("First answer.")
+    first.expect("you> ")
+    first.sendline("/exit")
+    first.expect(pexpect.EOF)
+    first.close()
+    second.sendline("hello from two")  # the server the first process started is still there
+    second.expect("Second answer.")
+    second.expect("you> ")
+    second.sendline("/exit")
+    second.expect(pexpect.EOF)
+    second.close()
+    assert first.exitstatus == 0 and second.exitstatus == 0
+
+
+def test_a_failed_turn_stays_pending_and_retry_answers_it(openai_server: ScriptedOpenAIServer) -> None:
+    from tests.support.openai_server import Fault, Slow
+
+    # The client retries a 500 (max_retries: 1); the second 500 fails the turn.
+    openai_server.script(Fault(500), Slow(2.5, Fault(500)), Chat("Oslo is lovely."))
+    child = pexpect.spawn(
+        BRAIN,
+        ["chat", "--chat", "fail", "--set", "llm.max_retries=1"],
+        env=env_for(openai_server),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect("you> ")
+    child.sendline("Tell me about Oslo")
+    child.expect(r"the model endpoint failed; retrying request")  # progress while the client retries
+    child.expect(r"waiting for the model \(2 s\)")
+    child.expect(r"error: gpt-4o-mini: HTTP 500")
+    child.expect(r"your message is kept: /retry sends it again")
+    child.expect("you> ")
+    child.sendline("/memory")
+    child.expect(r"pending \(not answered yet; /retry answers it\): Tell me about Oslo")
+    child.expect("you> ")
+    child.sendline("/retry")
+    child.expect("Oslo is lovely.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    retried = openai_server.chat_requests()[-1].body["messages"]
+    assert [m["content"] for m in retried[1:]] == ["Tell me about Oslo"]  # sent once, not doubled
+
+
+def test_memory_delete_user_erases_every_tier(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    say = [Chat(tool_calls=(("send_message", {"message": f"Noted {i}."}),)) for i in range(3)]
+    openai_server.script(*say)
+    env = env_for(openai_server)
+    tiered = ["--set", "memory.mode=tiered"]
+    notes = tmp_path / "notes.md"
+    notes.write_text("Ann's passport expires in 2031.\n\nAnn likes Lisbon.", encoding="utf-8")
+    assert brain("memory", "load", str(notes), "--user", "ann", *tiered, env=env).returncode == 0
+    for user, chat in (("ann", "c1"), ("ann", "c2"), ("bob", "c1")):
+        assert brain("chat", "--user", user, "--chat", chat, *tiered, env=env, stdin="hi\n").returncode == 0
+    result = brain("memory", "delete", "--user", "ann", "--yes", *tiered, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "erased user 'ann': 2 chats, 4 recall entries, 1 archival passages, 1 core blocks",
+        "checked with a scan: nothing of user 'ann' remains",
+    ]
+    kept = brain("memory", "export", "--user", "bob", "--chat", "c1", env=env)
+    assert len(json.loads(kept.stdout)["turns"]) == 2  # another user's memory is untouched

@@ -127,3 +127,14 @@ def test_chat_llm_failure_is_one_line(openai_server: ScriptedOpenAIServer) -> No
     assert errors == ["error: gpt-4o-mini: HTTP 401 from the LLM endpoint: Error code: 401 - bad key"]
     assert "(your message is kept: /retry sends it again)" in result.stderr
     assert result.stdout == "" and "Traceback" not in result.stderr
+
+
+def test_errors_never_print_secrets() -> None:
+    env = {"BRAIN_REDIS_URL": "redis://user:pw-SECRET-1@127.0.0.1:1/0", "OPENAI_API_KEY": "sk-SECRET-2"}
+    dead = brain("memory", "export", "--user", "a", "--chat", "b", env=env)
+    assert dead.returncode == 1 and "cannot reach Redis at redis://user:***@127.0.0.1:1/0" in dead.stderr
+    bad = brain("config", "show", "--set", "llm.api_key=[sk-SECRET-3]", env=env)
+    assert bad.returncode == 2 and "llm.api_key" in bad.stderr
+    shown = brain("config", "show", env=env)
+    for result in (dead, bad, shown):
+        assert "SECRET" not in result.stdout + result.stderr
