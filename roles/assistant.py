@@ -142,10 +142,18 @@ class Assistant(Role):
 
     # ------------------------------------------------------------------ memory
 
-    async def load_memory(self, user_id: str | bytes, chat_id: str | bytes) -> BrainMemory:
-        """(user_id, chat_id)'s memory, loaded fresh from the store; the caller keeps it."""
+    async def load_memory(
+        self, user_id: str | bytes, chat_id: str | bytes, *, pending: str | None = None
+    ) -> BrainMemory:
+        """(user_id, chat_id)'s memory, loaded fresh from the store; the caller keeps it. `pending` is saved
+        as the text waiting for an answer in the same call."""
         return await BrainMemory.loads(
-            self.store, user_id, chat_id, settings=self.memory_settings, tokenizer=self.tokenizer
+            self.store,
+            user_id,
+            chat_id,
+            settings=self.memory_settings,
+            tokenizer=self.tokenizer,
+            pending=pending,
         )
 
     async def get_memory(self, user_id: str | bytes, chat_id: str | bytes) -> str:
@@ -157,10 +165,12 @@ class Assistant(Role):
         return (await self.load_memory(user_id, chat_id)).last_talk
 
     @contextlib.asynccontextmanager
-    async def _chat(self, user_id: str | bytes, chat_id: str | bytes) -> AsyncIterator[BrainMemory]:
-        """Hold the chat's lock and load its memory."""
+    async def _chat(
+        self, user_id: str | bytes, chat_id: str | bytes, pending: str | None = None
+    ) -> AsyncIterator[BrainMemory]:
+        """Hold the chat's lock and load its memory (saving `pending` as the text to answer)."""
         async with self._locks.hold((raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id"))):
-            yield await self.load_memory(user_id, chat_id)
+            yield await self.load_memory(user_id, chat_id, pending=pending)
 
     # ------------------------------------------------------------------ turns
 
@@ -172,10 +182,8 @@ class Assistant(Role):
         """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text."""
         Conversation(user_id, chat_id)
         text = check_text(text, self.memory_settings.max_message_bytes)
-        async with self._chat(user_id, chat_id) as memory:
-            memory.set_last_talk(text)
-            await memory.dumps()  # saved at once: a crash or a failed call keeps it pending
-            async for piece in self._turn(memory):
+        async with self._chat(user_id, chat_id, pending=text) as memory:  # saved at once: a crash or a
+            async for piece in self._turn(memory):  # failed call keeps it pending
                 yield piece
 
     async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:

@@ -78,15 +78,20 @@ class BrainMemory(BaseModel):
         *,
         settings: MemorySettings | None = None,
         tokenizer: Tokenizer | None = None,
+        pending: str | None = None,
     ) -> BrainMemory:
         """The conversation's metadata, newest unsummarized turns and knowledge; never the whole past.
+        With `pending`, the user's new text is saved as `last_talk` in the same call (a turn's start).
 
         A missing conversation gives an empty memory; a failed read raises `StoreError`, never an empty one.
         """
         settings = settings or MemorySettings()
         conv = Conversation(user_id=user_id, chat_id=chat_id)
         state: StoredState = await store.load(
-            conv, window_turns=settings.window_max_turns, knowledge_items=settings.knowledge_max_items
+            conv,
+            window_turns=settings.window_max_turns,
+            knowledge_items=settings.knowledge_max_items,
+            pending=pending,
         )
         meta = state.meta
         memory = cls(

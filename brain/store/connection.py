@@ -19,7 +19,7 @@ from brain.errors import StoreError
 from brain.settings import RedisSettings, Settings, mask_url
 from brain.store.embedded import EmbeddedValkey
 
-__all__ = ["RedisClient", "RedisConnection", "client_kwargs"]
+__all__ = ["FairBlockingPool", "RedisClient", "RedisConnection", "client_kwargs"]
 
 RedisClient = aioredis.Redis | RedisCluster
 
@@ -48,6 +48,44 @@ def client_kwargs(settings: RedisSettings, url: str) -> dict[str, Any]:
             if value is not None:
                 kwargs[name] = str(value)
     return kwargs
+
+
+class FairBlockingPool(aioredis.ConnectionPool):
+    """A pool that, at its cap, makes commands wait (up to `timeout` seconds) first come, first served.
+
+    redis-py's own blocking pool lets a running task take a freed connection ahead of the ones waiting, so
+    under load a few waiters starve for seconds; here a FIFO semaphore hands connections out in order, and
+    a command that finds one free pays for no timer.
+    """
+
+    def __init__(self, *args: Any, timeout: float | None = 10.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout = timeout
+        self._turns = asyncio.Semaphore(self.max_connections)
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._turns.locked():
+            await self._turns.acquire()  # free now: returns at once
+        else:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await self._turns.acquire()
+            except TimeoutError:
+                raise RedisConnectionError(
+                    f"No connection available: all {self.max_connections} connections stayed busy for "
+                    f"{self.timeout} s (raise redis.max_connections or redis.pool_timeout)"
+                ) from None
+        try:
+            return await super().get_connection(*args, **kwargs)  # type: ignore[no-untyped-call]
+        except BaseException:
+            self._turns.release()
+            raise
+
+    async def release(self, connection: Any) -> None:
+        try:
+            await super().release(connection)
+        finally:
+            self._turns.release()
 
 
 class RedisConnection:
@@ -79,10 +117,8 @@ class RedisConnection:
                 kwargs.pop("health_check_interval")
                 client = RedisCluster.from_url(url, **kwargs)
             else:
-                # A blocking pool: at its cap a command waits (up to pool_timeout) for a free connection.
-                pool = aioredis.BlockingConnectionPool.from_url(
-                    url, timeout=settings.redis.pool_timeout, **kwargs
-                )
+                # At its cap a command waits (up to pool_timeout, in turn) for a free connection.
+                pool = FairBlockingPool.from_url(url, timeout=settings.redis.pool_timeout, **kwargs)
                 client = aioredis.Redis.from_pool(pool)
         except (ValueError, RedisError) as exc:
             await asyncio.to_thread(_stop, embedded)

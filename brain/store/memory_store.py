@@ -39,7 +39,11 @@ class InMemoryStore:
     def _get(self, conv: Conversation) -> _Record | None:
         return self._data.get(self._key(conv))
 
-    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
+    async def load(
+        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+    ) -> StoredState:
+        if pending is not None:
+            await self.write(conv, WriteBatch(set_last_talk=True, last_talk=pending))
         record = self._get(conv)
         if record is None:
             return StoredState(exists=False)

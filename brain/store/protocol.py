@@ -102,7 +102,12 @@ class WriteResult(BaseModel):
 class MemoryStore(Protocol):
     """Storage of conversations. Every method raises `StoreError` when the store cannot answer."""
 
-    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState: ...
+    async def load(
+        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+    ) -> StoredState:
+        """Metadata, the newest `window_turns` unsummarized turns, the newest knowledge. With `pending`, first
+        save it as `last_talk` in the same atomic call (a turn's start: one round trip)."""
+        ...
 
     async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult: ...
 

@@ -87,10 +87,27 @@ class RedisMemoryStore:
         except (RedisError, OSError) as exc:
             raise StoreError(f"{what} {keys.base} failed: {type(exc).__name__}: {exc}") from exc
 
-    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
+    async def load(
+        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+    ) -> StoredState:
         keys = self.keys(conv)
+        if pending is not None and len(pending.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
+            raise InputError(
+                f"the pending text is larger than memory.max_message_bytes = {self.max_message_bytes}"
+            )
+        args = [
+            self.ttl,
+            SCHEMA_VERSION,
+            raw_id(conv.user_id),
+            raw_id(conv.chat_id),
+            "" if pending is None else "set",
+            pending or "",
+            repr(time.time()),
+            max(window_turns, 0),
+            max(knowledge_items, 0),
+        ]
         raw_meta, start, window, knowledge, length, hidden = await self._run(
-            self._load, keys, [max(window_turns, 0), max(knowledge_items, 0), self.ttl], "loading"
+            self._load, keys, args, "loading"
         )
         if not raw_meta:
             return StoredState(exists=False)

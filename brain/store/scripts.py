@@ -4,35 +4,52 @@ BRAIN_SCHEMA."""
 
 __all__ = ["COMMIT_SUMMARY", "HIDE", "LOAD", "SET_TITLE", "WRITE"]
 
-# ARGV: window_turns, knowledge_items, ttl
-#   -> {meta fields, start index, window records, knowledge, length, hidden seqs}
-LOAD = """
+# Creates the meta hash of a new conversation; checks the schema version of an existing one.
+# ARGV[2]: schema version, ARGV[3]: user_id, ARGV[4]: chat_id, ARGV[7]: now (both scripts place them so).
+INIT = """
+local v = redis.call('HGET', KEYS[1], 'v')
+if v and not tonumber(v) then return redis.error_reply('BRAIN_CORRUPT schema version is not a number') end
+if v and tonumber(v) > tonumber(ARGV[2]) then return redis.error_reply('BRAIN_SCHEMA ' .. v) end
+if not v then
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'user_id', ARGV[3], 'chat_id', ARGV[4], 'created_at', ARGV[7],
+    'summary', '', 'summary_upto', 0, 'window_tokens', 0, 'version', 0, 'title', '')
+end
+"""
+
+# ARGV: ttl, schema version, user_id, chat_id, pending ('set' or ''), last_talk, now, window_turns,
+#       knowledge_items -> {meta fields, start index, window records, knowledge, length, hidden seqs}
+# With 'set', last_talk is saved first (creating the conversation): one round trip for a turn's start.
+LOAD = (
+    """
+if ARGV[5] == 'set' then
+"""
+    + INIT
+    + """
+  redis.call('HSET', KEYS[1], 'last_talk', ARGV[6], 'updated_at', ARGV[7])
+  redis.call('HINCRBY', KEYS[1], 'version', 1)
+end
 local meta, turns, knowledge = KEYS[1], KEYS[2], KEYS[4]
 local m = redis.call('HGETALL', meta)
 if #m == 0 then return {{}, 0, {}, {}, 0, {}} end
 local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
 if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
 local len = redis.call('LLEN', turns)
-local start = math.max(upto, len - tonumber(ARGV[1]))
+local start = math.max(upto, len - tonumber(ARGV[8]))
 local w = redis.call('LRANGE', turns, start, -1)
 local k = {}
-if tonumber(ARGV[2]) > 0 then k = redis.call('LRANGE', knowledge, -tonumber(ARGV[2]), -1) end
-local ttl = tonumber(ARGV[3])
+if tonumber(ARGV[9]) > 0 then k = redis.call('LRANGE', knowledge, -tonumber(ARGV[9]), -1) end
+local ttl = tonumber(ARGV[1])
 if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
 return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5])}
 """
+)
 
 # ARGV: ttl, schema version, user_id, chat_id, last_talk op (set/clear/""), last_talk, now,
 #       n, n x (id, record, tokens), k, k x (id, record) -> {version, added, window_tokens, length, seqs...}
-WRITE = """
+WRITE = (
+    INIT
+    + """
 local meta, turns, ids, knowledge = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local v = redis.call('HGET', meta, 'v')
-if v and not tonumber(v) then return redis.error_reply('BRAIN_CORRUPT schema version is not a number') end
-if v and tonumber(v) > tonumber(ARGV[2]) then return redis.error_reply('BRAIN_SCHEMA ' .. v) end
-if not v then
-  redis.call('HSET', meta, 'v', ARGV[2], 'user_id', ARGV[3], 'chat_id', ARGV[4], 'created_at', ARGV[7],
-    'summary', '', 'summary_upto', 0, 'window_tokens', 0, 'version', 0, 'title', '')
-end
 local i = 8
 local n = tonumber(ARGV[i]); i = i + 1
 local out = {0, 0, 0, 0}
@@ -65,6 +82,7 @@ local ttl = tonumber(ARGV[1])
 if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
 return out
 """
+)
 
 # ARGV: summary, upto, expected_upto, tokens summarized, now, ttl -> version
 COMMIT_SUMMARY = """

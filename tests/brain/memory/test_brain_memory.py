@@ -17,10 +17,14 @@ class BrokenStore(InMemoryStore):
         super().__init__()
         self.fail_reads = self.fail_writes = False
 
-    async def load(self, conv: Conversation, *, window_turns: int, knowledge_items: int) -> StoredState:
+    async def load(
+        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+    ) -> StoredState:
         if self.fail_reads:
             raise StoreError("loading failed: connection refused")
-        return await super().load(conv, window_turns=window_turns, knowledge_items=knowledge_items)
+        return await super().load(
+            conv, window_turns=window_turns, knowledge_items=knowledge_items, pending=pending
+        )
 
     async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
         if self.fail_writes:

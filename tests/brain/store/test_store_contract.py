@@ -230,3 +230,15 @@ async def test_list_chats_finds_exactly_one_users_chats(store: MemoryStore) -> N
     assert await store.list_chats("nobody") == []
     await store.delete(Conversation("alice", "c1"))
     assert await store.list_chats("alice") == [b"\xffraw"]
+
+
+async def test_load_can_save_the_pending_text_in_the_same_call(store: MemoryStore) -> None:
+    conv = Conversation("pending-user", "c")
+    state = await store.load(conv, window_turns=5, knowledge_items=5, pending="你好, are you there?")
+    assert state.exists and state.meta.last_talk == "你好, are you there?" and state.meta.turn_count == 0
+    await store.write(conv, batch(msgs(2), set_last_talk=True, last_talk=None))
+    again = await store.load(conv, window_turns=5, knowledge_items=5, pending="next")
+    assert (
+        again.meta.last_talk == "next" and len(again.window) == 2 and again.meta.version > state.meta.version
+    )
+    assert (await store.load(conv, window_turns=5, knowledge_items=5)).meta.last_talk == "next"

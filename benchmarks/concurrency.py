@@ -1,0 +1,162 @@
+"""Many users, one Assistant: 200 users x 20 turns at once on a local Redis, with a zero-latency model.
+
+Every message carries its user's marker; the model echoes the message it was asked to answer. A reply or a
+stored turn holding another user's marker is "foreign"; a reply or stored turn that is not there is
+"missing". Also measured: turns/s, latency per turn (p50/p99) and the framework's CPU per turn (process CPU
+time over turns: Python, redis-py, the event loop; the Redis server runs in its own process). Three
+repeats, medians reported; then a single chat alone, turn after turn. Prints a table, then one JSON line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common.servers import local_redis
+from brain import Settings, open_runtime
+from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCallDelta, ToolSpec
+from brain.llm.usage import CallRecord, Usage, UsageLedger
+from roles import Assistant
+
+USERS, TURNS, REPEATS = 200, 20, 3
+MARKER = re.compile(r"<U\d+R\d+>")
+ZERO = Usage(prompt_tokens=0, completion_tokens=0, counted_locally=True)
+
+
+class EchoLLM:
+    """A zero-latency model: echoes the last message, streamed in two pieces."""
+
+    model = "echo"
+
+    def __init__(self) -> None:
+        self.usage = UsageLedger()
+
+    def _reply(self, messages: Sequence[ChatMessage]) -> Completion:
+        self.usage.record(CallRecord(kind="stream", model=self.model, usage=ZERO, latency_s=0.0))
+        text = f"echo: {messages[-1].content}"
+        return Completion(content=text, finish_reason="stop", model=self.model, usage=ZERO)
+
+    async def complete(self, messages: Sequence[ChatMessage], **_: Any) -> Completion:
+        return self._reply(messages)
+
+    async def stream(
+        self, messages: Sequence[ChatMessage], *, tools: Sequence[ToolSpec] = (), **_: Any
+    ) -> AsyncIterator[TextDelta | ToolCallDelta | Completion]:
+        final = self._reply(messages)
+        text = final.content or ""
+        yield TextDelta(text=text[:6])
+        yield TextDelta(text=text[6:])
+        yield final
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[0.0] for _ in texts]
+
+
+async def one_user(
+    assistant: Assistant, user: str, marker: str, chat: str, latencies: list[float]
+) -> list[str]:
+    replies = []
+    for turn in range(TURNS):
+        started = time.perf_counter()
+        replies.append(
+            await assistant.chat(user, chat, f"{marker} turn {turn}: what should I pack for Oslo in May?")
+        )
+        latencies.append(time.perf_counter() - started)
+    return replies
+
+
+async def check(
+    assistant: Assistant, replies: list[list[str] | BaseException], chat: str, rep: int
+) -> dict[str, int]:
+    foreign = missing = errors = 0
+    for u, got in enumerate(replies):
+        marker = f"<U{u}R{rep}>"
+        if isinstance(got, BaseException):
+            errors += 1
+            continue
+        for reply in got:
+            found = set(MARKER.findall(reply))
+            foreign += bool(found - {marker})
+            missing += marker not in found
+        memory = await assistant.load_memory(f"user-{u}", chat)
+        stored = await memory.read_history(1, 10 * TURNS)
+        missing += max(2 * TURNS - len(stored), 0)
+        foreign += sum(bool(set(MARKER.findall(t.message.content)) - {marker}) for t in stored)
+    return {"foreign": foreign, "missing": missing, "errors": errors}
+
+
+async def run(assistant: Assistant, rep: int) -> dict[str, float]:
+    chat, latencies = f"run-{rep}", []
+    cpu, wall = time.process_time(), time.perf_counter()
+    replies = await asyncio.gather(
+        *(one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies) for u in range(USERS)),
+        return_exceptions=True,
+    )
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    turns = USERS * TURNS
+    counts = await check(assistant, list(replies), chat, rep)
+    return {
+        **counts,
+        "turns_per_s": turns / wall,
+        "p50_ms": statistics.median(latencies) * 1000,
+        "p99_ms": statistics.quantiles(latencies, n=100)[98] * 1000,
+        "cpu_ms_per_turn": cpu * 1000 / turns,
+    }
+
+
+async def single_chat(assistant: Assistant, turns: int = 1_000) -> tuple[float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    for turn in range(turns):
+        await assistant.chat("solo", "alone", f"<U0R9> turn {turn}: and what about the weather?")
+    return turns / (time.perf_counter() - wall), (time.process_time() - cpu) * 1000 / turns
+
+
+async def main() -> None:
+    with local_redis() as (url, server):
+        settings = Settings.model_validate({"redis": {"url": url}, "llm": {"model": "gpt-4o-mini"}})
+        async with open_runtime(settings, llm=EchoLLM()) as runtime:
+            assistant = Assistant.for_runtime(runtime)
+            await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [])
+            runs = [await run(assistant, rep + 1) for rep in range(REPEATS)]
+            solo_rate, solo_cpu = await single_chat(assistant)
+            busy = assistant.busy_chats
+    print(f"server: {server}; one Assistant, {USERS} users x {TURNS} turns at once, zero-latency model")
+    columns = ("turns_per_s", "p50_ms", "p99_ms", "cpu_ms_per_turn", "foreign", "missing", "errors")
+    print("repeat " + " ".join(f"{c:>15}" for c in columns))
+    for i, r in enumerate(runs, 1):
+        print(
+            f"{i:>6} "
+            + " ".join(f"{r[c]:>15.3f}" if c == "cpu_ms_per_turn" else f"{r[c]:>15.0f}" for c in columns)
+        )
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    cpu = f"{med['cpu_ms_per_turn']:.3f} ms CPU per turn"
+    print(f"median: {med['turns_per_s']:.0f} turns/s, p99 {med['p99_ms']:.1f} ms, {cpu}")
+    print(f"one chat alone, turn after turn: {solo_rate:.0f} turns/s, {solo_cpu:.3f} ms CPU per turn")
+    print(f"chat locks left after the runs: {busy}")
+    print(
+        json.dumps(
+            {
+                "users": USERS,
+                "turns": USERS * TURNS,
+                "foreign": sum(int(r["foreign"]) for r in runs),
+                "missing": sum(int(r["missing"]) for r in runs),
+                "errors": sum(int(r["errors"]) for r in runs),
+                "turns_per_s": round(med["turns_per_s"]),
+                "p99_ms": round(med["p99_ms"], 2),
+                "cpu_ms_per_turn": round(med["cpu_ms_per_turn"], 3),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
