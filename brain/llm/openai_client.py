@@ -15,6 +15,7 @@ from brain.errors import ConfigError, LLMError
 from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import CallRecord, Usage, UsageLedger
+from brain.llm.wire import ChunkReader, MalformedReply, parse_completion
 from brain.logs import redact
 from brain.settings import LLMSettings
 
@@ -22,6 +23,7 @@ __all__ = ["OpenAILLM", "create_openai_client"]
 
 # What the SDK or a misbehaving server can throw at us; all become LLMError.
 _FAILURES = (openai.OpenAIError, pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
+_PATH = "/chat/completions"
 
 
 def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
@@ -131,27 +133,14 @@ class OpenAILLM:
         request = self._request(messages, tools, max_tokens, temperature)
         started = time.perf_counter()
         try:
-            response = await self._client.chat.completions.create(**request)
-            if not response.choices:
-                raise LLMError(f"{self.model}: malformed reply: no choices")
-            choice = response.choices[0]
-            calls = tuple(
-                ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
-                for c in choice.message.tool_calls or ()
-                if c.type == "function"
-            )
-            content = choice.message.content
-            server_usage = response.usage
-        except LLMError:
-            raise
+            # The request is plain JSON already: the client's generic `post` sends it as it is (the typed
+            # `create` re-walks every message, milliseconds per call); retries, auth and Azure routing stay.
+            data = await self._client.post(_PATH, body=request, cast_to=object)
+            content, calls, finish_reason, server_usage = parse_completion(data)
         except _FAILURES as exc:
             raise _wrap(self.model, exc, self._secrets) from exc
-        usage = (
-            Usage(prompt_tokens=server_usage.prompt_tokens, completion_tokens=server_usage.completion_tokens)
-            if server_usage is not None
-            else self._count(messages, content, calls)
-        )
-        return self._finish("chat", content, calls, choice.finish_reason, usage, started)
+        usage = server_usage or self._count(messages, content, calls)
+        return self._finish("chat", content, calls, finish_reason, usage, started)
 
     async def stream(
         self,
@@ -166,46 +155,22 @@ class OpenAILLM:
         if self._settings.stream_usage:
             request["stream_options"] = {"include_usage": True}
         started = time.perf_counter()
-        parts: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
-        finish_reason: str | None = None
-        server_usage: Usage | None = None
+        reader = ChunkReader()
         try:
-            chunks = await self._client.chat.completions.create(**request)
+            chunks = await self._client.post(
+                _PATH, body=request, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+            )
             try:
                 async for chunk in chunks:
-                    if chunk.usage is not None:
-                        server_usage = Usage(
-                            prompt_tokens=chunk.usage.prompt_tokens,
-                            completion_tokens=chunk.usage.completion_tokens,
-                        )
-                    for choice in chunk.choices[:1]:
-                        finish_reason = choice.finish_reason or finish_reason
-                        for delta in choice.delta.tool_calls or ():
-                            call = calls.setdefault(delta.index, {"id": "", "name": "", "arguments": ""})
-                            call["id"] = delta.id or call["id"]
-                            name = arguments = ""
-                            if delta.function is not None:
-                                name, arguments = delta.function.name or "", delta.function.arguments or ""
-                                call["name"] += name
-                                call["arguments"] += arguments
-                            yield ToolCallDelta(
-                                index=delta.index, id=delta.id or "", name=name, arguments=arguments
-                            )
-                        if choice.delta.content:
-                            parts.append(choice.delta.content)
-                            yield TextDelta(text=choice.delta.content)
+                    for event in reader.feed(chunk):
+                        yield event
             finally:
                 await chunks.close()
         except _FAILURES as exc:
             raise _wrap(self.model, exc, self._secrets) from exc
-        tool_calls = tuple(
-            ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"] or "{}")
-            for _, c in sorted(calls.items())
-        )
-        content = "".join(parts) if parts else None
-        usage = server_usage or self._count(messages, content, tool_calls)
-        yield self._finish("stream", content, tool_calls, finish_reason, usage, started)
+        content, tool_calls = reader.content, reader.tool_calls
+        usage = reader.usage or self._count(messages, content, tool_calls)
+        yield self._finish("stream", content, tool_calls, reader.finish_reason, usage, started)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         model = self._settings.embedding_model
@@ -284,6 +249,8 @@ def _describe(model: str, exc: Exception) -> LLMError:
         return LLMError(f"{model}: the LLM endpoint timed out (retries spent)")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(f"{model}: cannot reach the LLM endpoint (retries spent): {exc}")
+    if isinstance(exc, MalformedReply):
+        return LLMError(f"{model}: malformed reply from the LLM endpoint: {exc}")
     if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | openai.APIResponseValidationError):
         return LLMError(f"{model}: malformed reply from the LLM endpoint: {type(exc).__name__}")
     return LLMError(f"{model}: LLM call failed: {type(exc).__name__}: {exc}")

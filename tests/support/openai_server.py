@@ -157,6 +157,7 @@ class ScriptedOpenAIServer:
 def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as real servers do: no 40 ms waits for delayed ACKs
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -220,3 +220,40 @@ async def test_api_key_never_logged(
             assert "sk-test-SECRET" not in repr(llm._settings)
     assert "sk-test-SECRET" not in caplog.text
     assert caplog.records  # DEBUG logging really was on
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"choices": []},
+        {"choices": [{"message": "hi"}]},
+        {"choices": [{"message": {"content": 5}}]},
+        {"choices": [{"message": {"tool_calls": [{"function": None}]}}]},
+        {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": "many"}},
+    ],
+)
+def test_malformed_completions_are_named(data: object) -> None:
+    from brain.llm.wire import MalformedReply, parse_completion
+
+    with pytest.raises(MalformedReply):
+        parse_completion(data)
+
+
+def test_chunks_assemble_tool_calls_and_text() -> None:
+    from brain.llm.wire import ChunkReader
+
+    reader = ChunkReader()
+    chunks = [
+        {"choices": [{"delta": {"role": "assistant"}}]},
+        {"choices": [{"delta": {"content": "你好"}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f"}}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}]},
+        {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}}]},
+        {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
+        {"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}},
+    ]
+    events = [e for c in chunks for e in reader.feed(c)]
+    assert len(events) == 4 and reader.content == "你好" and reader.finish_reason == "tool_calls"
+    assert [(c.id, c.name, c.arguments) for c in reader.tool_calls] == [("c1", "f", '{"a": 1}')]
+    assert reader.usage is not None and reader.usage.prompt_tokens == 7
