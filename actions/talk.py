@@ -65,7 +65,8 @@ class TalkAction(Action):
         self.max_steps = max_steps
 
     async def stream(self, llm: LLM, prompt: list[ChatMessage]) -> AsyncIterator[TextDelta | Completion]:
-        """Text deltas of the answer, then the final `Completion`. Tool rounds happen in between."""
+        """Text deltas of the answer and the `Completion` of each call (a tool round's, then the final
+        one, which has no tool calls). Tool rounds run in between."""
         messages = list(prompt)
         for step in range(self.max_steps + 1):
             tools = self.tools if self.run_tool is not None and step < self.max_steps else ()
@@ -78,8 +79,9 @@ class TalkAction(Action):
             if final is None:
                 raise LLMError(f"{llm.model}: the reply stream ended without a completion")
             if not final.tool_calls or self.run_tool is None:
-                yield final
+                yield final.model_copy(update={"tool_calls": ()}) if final.tool_calls else final
                 return
+            yield final
             messages.append(final.as_message())
             for call in final.tool_calls:
                 messages.append(

@@ -65,11 +65,11 @@ async def first_and_steady(n: int, settings: MemorySettings) -> tuple[dict[str, 
     for i in range(n):
         memory.add_talk(turn(rng, i)) if i % 2 == 0 else memory.add_answer(turn(rng, i))
     llm = ScriptedLLM([obey_word_limit] * settings.summarize_max_calls * 2)
-    await memory.summarize(Summarizer(llm), max_words=200)
+    await memory.summarize(Summarizer.from_settings(llm, memory.tokenizer, settings), max_words=200)
     first = llm.usage.totals()
     for i in range(n, n + 20):
         memory.add_talk(turn(rng, i)) if i % 2 == 0 else memory.add_answer(turn(rng, i))
-    await memory.summarize(Summarizer(llm), max_words=200)
+    await memory.summarize(Summarizer.from_settings(llm, memory.tokenizer, settings), max_words=200)
     steady = llm.usage.totals(since=first.calls)
     return (
         {"calls": first.calls, "prompt_tokens": first.prompt_tokens},
@@ -83,7 +83,7 @@ async def runaway(settings: MemorySettings) -> int:
     for i in range(1_000):
         memory.add_talk(turn(rng, i))
     llm = ScriptedLLM([echo_everything] * 1_000)
-    await memory.summarize(Summarizer(llm), max_words=200)
+    await memory.summarize(Summarizer.from_settings(llm, memory.tokenizer, settings), max_words=200)
     assert memory.last_summary_stats is not None and memory.last_summary_stats.truncated
     return llm.usage.totals().calls
 

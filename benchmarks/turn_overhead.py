@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
-from brain import RedisMemoryStore
+from brain import Settings, local_runtime
 from brain.llm.protocol import ChatMessage, Completion, TextDelta
 from brain.llm.usage import UsageLedger
 from brain.testing import ScriptedCall, ScriptedLLM, obey_word_limit
@@ -80,7 +80,8 @@ async def main() -> None:
     overhead, prompt_tokens, summarized_from = [], [], None
     with local_redis() as (url, server):
         client = aioredis.Redis.from_url(url)
-        assistant = Assistant(llm=llm, store=RedisMemoryStore(client), context_window=8_192)  # type: ignore[arg-type]
+        settings = Settings.model_validate({"llm": {"context_window": 8_192}})
+        assistant = Assistant(local_runtime(llm, settings=settings, client=client))  # type: ignore[arg-type]
         for turn in range(TURNS):
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(15, 40))) + "?"
             calls_before, model_before = len(llm.inner.calls), llm.seconds

@@ -23,6 +23,7 @@ from actions.title import make_title
 from brain.errors import BrainError, ConfigError, InputError
 from brain.keys import raw_id
 from brain.llm.protocol import Completion, TextDelta
+from brain.llm.usage import Usage
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.erasure import ErasureReport, erase_chat, erase_user
 from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
@@ -46,6 +47,16 @@ class Turn:
     memory: BrainMemory
     text: str
     pieces: list[str] = field(default_factory=list)
+    calls: int = 0
+    usage: Usage = field(default_factory=lambda: Usage(prompt_tokens=0, completion_tokens=0))
+
+    def spend(self, completion: Completion) -> None:
+        """Count what one LLM call of this turn cost."""
+        self.calls += 1
+        self.usage = Usage(
+            prompt_tokens=self.usage.prompt_tokens + completion.usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens + completion.usage.completion_tokens,
+        )
 
     @property
     def conversation(self) -> Conversation:
@@ -245,11 +256,14 @@ class Assistant(Role):
         async for event in self.talk_action.stream(self.llm, prompt):
             if isinstance(event, TextDelta):
                 yield event.text
-            elif isinstance(event, Completion) and not turn.pieces and event.content:
+                continue
+            turn.spend(event)
+            if not event.tool_calls and not turn.pieces and event.content:
                 yield event.content  # a model that answered without streaming text
 
     async def _commit(self, turn: Turn) -> None:
         """Store the question and the answer in one atomic write (clears the pending talk)."""
+        turn.memory.add_usage(turn.calls, turn.usage)
         turn.memory.add_talk(Message(content=turn.text, sent_from="user"))
         turn.memory.add_answer(
             Message(content="".join(turn.pieces), sent_from=self.name, cause_by="TalkAction")

@@ -185,6 +185,7 @@ class TieredAssistant(Assistant):
             ):
                 if isinstance(event, Completion):
                     completion = event
+                    turn.spend(event)
                 else:
                     yield event
             assert completion is not None

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 from brain.errors import InputError, LLMError, StoreError
 from brain.keys import conversation_keys
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
-from brain.llm.usage import SummaryStats
+from brain.llm.usage import SummaryStats, Usage
 from brain.message import Message, speaker
 from brain.settings import MemorySettings
 from brain.store.protocol import Conversation, MemoryStore, StoredState, Turn, WriteBatch
@@ -53,6 +53,8 @@ class BrainMemory(BaseModel):
     turn_count: int = 0
     version: int = 0
     title: str = ""
+    calls: int = 0  # LLM calls spent on this chat's answers (stored with the chat)
+    usage: Usage = Usage(prompt_tokens=0, completion_tokens=0)
 
     _store: MemoryStore | None = PrivateAttr(None)
     _settings: MemorySettings = PrivateAttr(default_factory=MemorySettings)
@@ -60,6 +62,8 @@ class BrainMemory(BaseModel):
     _pending: list[tuple[Message, int]] = PrivateAttr(default_factory=list)
     _pending_ids: set[str] = PrivateAttr(default_factory=set)
     _pending_knowledge: list[Message] = PrivateAttr(default_factory=list)
+    _pending_calls: int = PrivateAttr(0)
+    _pending_usage: Usage | None = PrivateAttr(None)
     _seqs: dict[str, int] = PrivateAttr(default_factory=dict)
     _tokens: dict[str, int] = PrivateAttr(default_factory=dict)  # message id -> stored token count
     _saved_talk: str | None = PrivateAttr(None)
@@ -107,6 +111,8 @@ class BrainMemory(BaseModel):
             turn_count=meta.turn_count,
             version=meta.version,
             title=meta.title,
+            calls=meta.calls,
+            usage=meta.usage,
         )
         memory._bind(store, settings, tokenizer)
         memory._seqs = {t.message.id: t.seq for t in state.window}
@@ -150,8 +156,11 @@ class BrainMemory(BaseModel):
             knowledge=tuple(self._pending_knowledge),
             set_last_talk=talk != self._saved_talk,
             last_talk=talk,
+            calls=self._pending_calls,
+            usage=self._pending_usage,
         )
         result = await store.write(conv, batch)
+        self._pending_calls, self._pending_usage = 0, None
         for (message, _), seq in zip(self._pending, result.seqs, strict=True):
             self._seqs[message.id] = seq
         self._pending, self._pending_knowledge, self._pending_ids = [], [], set()
@@ -193,6 +202,21 @@ class BrainMemory(BaseModel):
         self._pending.append((msg, tokens))
         self._pending_ids.add(msg.id)
         self.last_history_id = msg.id
+        self.is_dirty = True
+
+    def add_usage(self, calls: int, usage: Usage) -> None:
+        """LLM calls and tokens an answer cost; stored with the chat by the next `dumps()`."""
+        spent = self._pending_usage or Usage(prompt_tokens=0, completion_tokens=0)
+        self._pending_usage = Usage(
+            prompt_tokens=spent.prompt_tokens + usage.prompt_tokens,
+            completion_tokens=spent.completion_tokens + usage.completion_tokens,
+        )
+        self._pending_calls += calls
+        self.calls += calls
+        self.usage = Usage(
+            prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
+            completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
+        )
         self.is_dirty = True
 
     def add_knowledge(self, msg: Message) -> None:

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from brain.errors import ConflictError, InputError
 from brain.keys import encode_id, raw_id
+from brain.llm.usage import Usage
 from brain.message import Message
 from brain.store.protocol import Conversation, ConversationMeta, StoredState, Turn, WriteBatch, WriteResult
 
@@ -84,6 +85,13 @@ class InMemoryStore:
         }
         if batch.set_last_talk:
             update["last_talk"] = batch.last_talk
+        if batch.calls:
+            spent = batch.usage or Usage(prompt_tokens=0, completion_tokens=0)
+            update["calls"] = meta.calls + batch.calls
+            update["usage"] = Usage(
+                prompt_tokens=meta.usage.prompt_tokens + spent.prompt_tokens,
+                completion_tokens=meta.usage.completion_tokens + spent.completion_tokens,
+            )
         record.meta = meta.model_copy(update=update)
         return WriteResult(
             version=record.meta.version,

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain.keys import encode_id
+from brain.llm.usage import Usage
 from brain.message import Message
 
 __all__ = [
@@ -64,6 +65,8 @@ class ConversationMeta(BaseModel):
     version: int = 0  # bumped by every write
     last_talk: str | None = None
     title: str = ""
+    usage: Usage = Usage(prompt_tokens=0, completion_tokens=0)  # LLM tokens of the chat's answers so far
+    calls: int = 0  # LLM calls of the chat's answers so far
 
 
 class StoredState(BaseModel):
@@ -86,6 +89,8 @@ class WriteBatch(BaseModel):
     knowledge: tuple[Message, ...] = ()
     set_last_talk: bool = False
     last_talk: str | None = None
+    calls: int = 0  # LLM calls and tokens spent on these turns, added to the chat's usage
+    usage: Usage | None = None
 
 
 class WriteResult(BaseModel):

@@ -16,6 +16,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from brain.errors import ConflictError, InputError, StoreError
 from brain.keys import ConversationKeys, conversation_keys, encode_id, raw_id
+from brain.llm.usage import Usage
 from brain.message import SCHEMA_VERSION, Message
 from brain.store.connection import RedisClient
 from brain.store.protocol import Conversation, ConversationMeta, StoredState, Turn, WriteBatch, WriteResult
@@ -146,6 +147,8 @@ class RedisMemoryStore:
         args.append(len(batch.knowledge))
         for message in batch.knowledge:
             args += [message.id, _KnowledgeRecord(v=SCHEMA_VERSION, msg=message).model_dump_json().encode()]
+        usage = batch.usage or Usage(prompt_tokens=0, completion_tokens=0)
+        args += [batch.calls, usage.prompt_tokens, usage.completion_tokens]
         version, added, window_tokens, turn_count, *seqs = await self._run(self._write, keys, args, "writing")
         return WriteResult(
             version=int(version),
@@ -241,6 +244,11 @@ def _parse_meta(keys: ConversationKeys, raw: list[bytes], turn_count: int) -> Co
             version=int(fields.get("version", b"0")),
             last_talk=fields["last_talk"].decode() if "last_talk" in fields else None,
             title=fields.get("title", b"").decode(),
+            calls=int(fields.get("usage_calls", b"0")),
+            usage=Usage(
+                prompt_tokens=int(fields.get("usage_prompt_tokens", b"0")),
+                completion_tokens=int(fields.get("usage_completion_tokens", b"0")),
+            ),
         )
     except (ValueError, UnicodeDecodeError, ValidationError) as exc:
         raise StoreError(f"corrupt record in {keys.meta}: {exc}; it was left as it is") from exc

@@ -45,7 +45,8 @@ return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5])}
 )
 
 # ARGV: ttl, schema version, user_id, chat_id, last_talk op (set/clear/""), last_talk, now,
-#       n, n x (id, record, tokens), k, k x (id, record) -> {version, added, window_tokens, length, seqs...}
+#       n, n x (id, record, tokens), k, k x (id, record), usage calls, prompt tokens, completion tokens
+#       -> {version, added, window_tokens, length, seqs...}
 WRITE = (
     INIT
     + """
@@ -65,11 +66,17 @@ for j = 1, n do
   out[#out + 1] = tonumber(seq)
 end
 local nk = tonumber(ARGV[i]); i = i + 1
+local usage = i + 2 * nk  -- after the knowledge: calls, prompt tokens, completion tokens
 for j = 1, nk do
   if redis.call('HSETNX', ids, 'k:' .. ARGV[i], 0) == 1 then
     redis.call('RPUSH', knowledge, ARGV[i + 1]); added = added + 1
   end
   i = i + 2
+end
+if tonumber(ARGV[usage]) > 0 then
+  redis.call('HINCRBY', meta, 'usage_calls', ARGV[usage])
+  redis.call('HINCRBY', meta, 'usage_prompt_tokens', ARGV[usage + 1])
+  redis.call('HINCRBY', meta, 'usage_completion_tokens', ARGV[usage + 2])
 end
 if ARGV[5] == 'set' then redis.call('HSET', meta, 'last_talk', ARGV[6])
 elseif ARGV[5] == 'clear' then redis.call('HDEL', meta, 'last_talk') end

@@ -166,9 +166,14 @@ async def _usage(s: ChatSession, _: str) -> bool:
         )
     if s.turn_calls:
         s.say(f"calls per turn: {json.dumps(s.turn_calls[-10:])}")
+    m = await s.assistant.load_memory(s.user_id, s.chat_id)
+    s.say(
+        f"this chat, every session: {m.calls} answer calls, {m.usage.prompt_tokens} prompt + "
+        f"{m.usage.completion_tokens} completion tokens"
+    )
     if s.assistant.memory_llm is not s.assistant.llm:
-        m = s.assistant.memory_llm.usage.totals()
-        s.say(f"memory model: {m.calls} calls, {m.prompt_tokens} prompt tokens")
+        spent = s.assistant.memory_llm.usage.totals()
+        s.say(f"memory model: {spent.calls} calls, {spent.prompt_tokens} prompt tokens")
     return True
 
 

@@ -180,3 +180,20 @@ async def test_bad_input_is_refused_before_any_call_or_write(text: Any, message:
     with pytest.raises(InputError):
         await a.chat("", "c", "hello")
     assert llm.calls == [] and await store.list_chats("u") == [] and a.busy_chats == 0
+
+
+async def test_each_mode_builds_from_settings(redis_server_url: str, tmp_path: Any) -> None:
+    from brain import Settings
+    from roles.tiered import TieredAssistant
+
+    for mode, cls, expected in [
+        ("brain", Assistant, Assistant),
+        ("tiered", Assistant, TieredAssistant),  # the base class picks the mode's class
+        ("brain", TieredAssistant, TieredAssistant),  # a mode's class builds itself
+    ]:
+        settings = Settings.model_validate(
+            {"home": str(tmp_path), "redis": {"url": redis_server_url}, "memory": {"mode": mode}}
+        )
+        async with cls.from_settings(settings, name="Mo") as built:
+            assert type(built) is expected and built.name == "Mo"
+            assert built.runtime.tiers is not None and built.store is built.runtime.store

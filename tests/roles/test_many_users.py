@@ -114,3 +114,18 @@ async def test_forget_user_erases_every_tier(mode: str, redis_client: aioredis.R
         assert await user_keys(runtime.tiers, user)
         assert len((await agent.load_memory(user, "c1" if user == "bob" else "x")).history) == 2
     assert len(user_patterns("brain", "alice")) == 4
+
+
+async def test_each_chat_keeps_its_own_usage(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM([echo] * 6)
+    a = Assistant(make_runtime(llm, client=redis_client))
+    await asyncio.gather(
+        a.chat("u1", "c", "one"), a.chat("u2", "c", "two words here"), a.chat("u1", "c", "three")
+    )
+    first, second = await a.load_memory("u1", "c"), await a.load_memory("u2", "c")
+    assert (first.calls, second.calls) == (2, 1)
+    by_call = {c.messages[-1].content: c.prompt_tokens for c in llm.calls}
+    assert first.usage.prompt_tokens == by_call["one"] + by_call["three"]
+    assert second.usage.prompt_tokens == by_call["two words here"] and second.usage.completion_tokens > 0
+    await a.forget("u1", "c")
+    assert (await a.load_memory("u1", "c")).calls == 0  # usage goes with the chat
