@@ -19,19 +19,17 @@ from typing import Any, ClassVar
 
 from actions.summarizer import Summarizer
 from actions.talk import TalkAction, render_talk
-from actions.title import make_title
 from brain.errors import BrainError, ConfigError, InputError
 from brain.keys import raw_id
 from brain.llm.protocol import Completion, TextDelta
 from brain.llm.usage import Usage
 from brain.memory.brain_memory import BrainMemory
-from brain.memory.erasure import ErasureReport, erase_chat, erase_user
-from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
-from brain.message import Message, check_text, speaker
+from brain.message import Message, check_text
 from brain.runtime import Runtime, open_runtime
 from brain.settings import Settings
 from brain.store.protocol import Conversation
 from roles.locks import KeyedLocks
+from roles.operations import ChatOperations
 from roles.role import USER_REQUIREMENT, Role
 from roles.skills import Skills
 
@@ -63,7 +61,7 @@ class Turn:
         return Conversation(self.memory.user_id, self.memory.chat_id)
 
 
-class Assistant(Role):
+class Assistant(Role, ChatOperations):
     """An assistant that remembers. `mode` names the `memory.mode` this class serves."""
 
     mode: ClassVar[str] = "brain"
@@ -145,6 +143,10 @@ class Assistant(Role):
     @property
     def tokenizer(self) -> Any:
         return self.runtime.tokenizer
+
+    @property
+    def _speaker(self) -> str:
+        return self.name
 
     @property
     def busy_chats(self) -> int:
@@ -270,74 +272,12 @@ class Assistant(Role):
         )
         await turn.memory.dumps()
 
-    # ------------------------------------------------------------------ what users do to a chat
-
-    async def take_back(self, user_id: str, chat_id: str, n: int = 1) -> list[Message]:
-        """Take back the newest `n` turns: out of the window and recall, still stored (flagged hidden)."""
-        async with self._chat(user_id, chat_id) as memory:
-            return await self._take_back(memory, n)
-
     async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
+        """Take back the newest `n` turns of a loaded chat (the tiered mode also clears recall)."""
         return await memory.pop(n)
-
-    async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
-        """Replace the last answer with `text` (the old one stays stored, taken back)."""
-        text = check_text(text, self.memory_settings.max_message_bytes, "rewritten answer")
-        async with self._chat(user_id, chat_id) as memory:
-            if not memory.history or memory.history[-1].role != "assistant":
-                raise InputError("there is no answer to rewrite")
-            await self._take_back(memory, 1)
-            memory.add_answer(Message(content=text, sent_from=self.name, metadata={"rewritten": True}))
-            await memory.dumps()
-            await self._written(memory)
 
     async def _written(self, memory: BrainMemory) -> None:
         """Called after turns were written outside a normal turn (the tiered mode indexes them)."""
-
-    async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
-        text = check_text(text, self.memory_settings.max_message_bytes, "knowledge")
-        async with self._chat(user_id, chat_id) as memory:
-            memory.add_knowledge(Message(content=text.strip(), sent_from="user"))
-            await memory.dumps()
-
-    async def summarize_now(self, user_id: str, chat_id: str) -> str:
-        """Summarize the chat now (every unsummarized turn); the summary, "" for an empty chat."""
-        async with self._chat(user_id, chat_id) as memory:
-            return await memory.summarize(self.summarizer, self.memory_settings.summary_max_words)
-
-    async def title(self, user_id: str, chat_id: str, max_words: int = 5) -> str:
-        """Give the chat a title (one call on the memory model; none for an empty chat)."""
-        async with self._chat(user_id, chat_id) as memory:
-            lines = [memory.history_text, *(f"{speaker(m)}: {m.content}" for m in memory.history[-1:])]
-            text = "\n".join(filter(None, lines))
-            if not text.strip():
-                return "New conversation"
-            window = self.tokenizer.truncate(text, self.memory_settings.window_tokens)
-            title = await make_title(self.memory_llm, window, max_words)
-            await memory.set_title(title)
-            return title
-
-    async def export_chat(self, user_id: str, chat_id: str) -> ConversationExport:
-        """Everything stored of the chat (every raw turn) as a versioned export."""
-        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
-            return await export_conversation(self.store, Conversation(user_id, chat_id))
-
-    async def import_chat(self, user_id: str, chat_id: str, export: ConversationExport) -> None:
-        """Load an export into this empty chat (`ConflictError` when it has data)."""
-        async with self._chat(user_id, chat_id):
-            await import_conversation(self.store, export, Conversation(user_id, chat_id))
-            await self._written(await self.load_memory(user_id, chat_id))
-
-    async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
-        """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors."""
-        conv = Conversation(user_id, chat_id)
-        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
-            return await erase_chat(self.store, self.runtime.tiers, conv)
-
-    async def forget_user(self, user_id: str) -> ErasureReport:
-        """Erase everything of `user_id`: every chat, archival memory, the user's core blocks; `remaining`
-        lists any key of the user a final scan still found."""
-        return await erase_user(self.store, self.runtime.tiers, user_id)
 
     # ------------------------------------------------------------------ as a role in a team
 

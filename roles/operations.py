@@ -1,0 +1,111 @@
+"""What users do to a chat besides talking: take back, rewrite, remember, summarize, title, export and
+import, forget. Part of `Assistant` (a mixin); each operation holds the chat's lock like a turn does."""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+
+from actions.summarizer import Summarizer
+from actions.title import make_title
+from brain.errors import InputError
+from brain.keys import raw_id
+from brain.memory.brain_memory import BrainMemory
+from brain.memory.erasure import ErasureReport, erase_chat, erase_user
+from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
+from brain.message import Message, check_text, speaker
+from brain.runtime import Runtime
+from brain.settings import MemorySettings
+from brain.store.protocol import Conversation
+from roles.locks import KeyedLocks
+
+__all__ = ["ChatOperations"]
+
+
+class ChatOperations:
+    """The chat operations of `Assistant`, which provides what is declared here."""
+
+    runtime: Runtime
+    memory_settings: MemorySettings
+    summarizer: Summarizer
+    _locks: KeyedLocks
+
+    def _chat(
+        self, user_id: str | bytes, chat_id: str | bytes, pending: str | None = None
+    ) -> AbstractAsyncContextManager[BrainMemory]:
+        raise NotImplementedError
+
+    async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
+        raise NotImplementedError
+
+    async def _written(self, memory: BrainMemory) -> None:
+        raise NotImplementedError
+
+    async def load_memory(
+        self, user_id: str | bytes, chat_id: str | bytes, *, pending: str | None = None
+    ) -> BrainMemory:
+        raise NotImplementedError
+
+    @property
+    def _speaker(self) -> str:
+        raise NotImplementedError
+
+    async def take_back(self, user_id: str, chat_id: str, n: int = 1) -> list[Message]:
+        """Take back the newest `n` turns: out of the window and recall, still stored (flagged hidden)."""
+        async with self._chat(user_id, chat_id) as memory:
+            return await self._take_back(memory, n)
+
+    async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
+        """Replace the last answer with `text` (the old one stays stored, taken back)."""
+        text = check_text(text, self.memory_settings.max_message_bytes, "rewritten answer")
+        async with self._chat(user_id, chat_id) as memory:
+            if not memory.history or memory.history[-1].role != "assistant":
+                raise InputError("there is no answer to rewrite")
+            await self._take_back(memory, 1)
+            memory.add_answer(Message(content=text, sent_from=self._speaker, metadata={"rewritten": True}))
+            await memory.dumps()
+            await self._written(memory)
+
+    async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
+        text = check_text(text, self.memory_settings.max_message_bytes, "knowledge")
+        async with self._chat(user_id, chat_id) as memory:
+            memory.add_knowledge(Message(content=text.strip(), sent_from="user"))
+            await memory.dumps()
+
+    async def summarize_now(self, user_id: str, chat_id: str) -> str:
+        """Summarize the chat now (every unsummarized turn); the summary, "" for an empty chat."""
+        async with self._chat(user_id, chat_id) as memory:
+            return await memory.summarize(self.summarizer, self.memory_settings.summary_max_words)
+
+    async def title(self, user_id: str, chat_id: str, max_words: int = 5) -> str:
+        """Give the chat a title (one call on the memory model; none for an empty chat)."""
+        async with self._chat(user_id, chat_id) as memory:
+            lines = [memory.history_text, *(f"{speaker(m)}: {m.content}" for m in memory.history[-1:])]
+            text = "\n".join(filter(None, lines))
+            if not text.strip():
+                return "New conversation"
+            window = self.runtime.tokenizer.truncate(text, self.memory_settings.window_tokens)
+            title = await make_title(self.runtime.memory_llm, window, max_words)
+            await memory.set_title(title)
+            return title
+
+    async def export_chat(self, user_id: str, chat_id: str) -> ConversationExport:
+        """Everything stored of the chat (every raw turn) as a versioned export."""
+        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
+            return await export_conversation(self.runtime.store, Conversation(user_id, chat_id))
+
+    async def import_chat(self, user_id: str, chat_id: str, export: ConversationExport) -> None:
+        """Load an export into this empty chat (`ConflictError` when it has data)."""
+        async with self._chat(user_id, chat_id):
+            await import_conversation(self.runtime.store, export, Conversation(user_id, chat_id))
+            await self._written(await self.load_memory(user_id, chat_id))
+
+    async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
+        """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors."""
+        conv = Conversation(user_id, chat_id)
+        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
+            return await erase_chat(self.runtime.store, self.runtime.tiers, conv)
+
+    async def forget_user(self, user_id: str) -> ErasureReport:
+        """Erase everything of `user_id`: every chat, archival memory, the user's core blocks; `remaining`
+        lists any key of the user a final scan still found."""
+        return await erase_user(self.runtime.store, self.runtime.tiers, user_id)
