@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import ssl
+from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -19,7 +22,7 @@ from brain.errors import StoreError
 from brain.settings import RedisSettings, Settings, mask_url
 from brain.store.embedded import EmbeddedValkey
 
-__all__ = ["FairBlockingPool", "RedisClient", "RedisConnection", "client_kwargs"]
+__all__ = ["FairBlockingPool", "RedisClient", "RedisConnection", "WaitingCluster", "client_kwargs"]
 
 RedisClient = aioredis.Redis | RedisCluster
 
@@ -88,6 +91,59 @@ class FairBlockingPool(aioredis.ConnectionPool):
             self._turns.release()
 
 
+class WaitingCluster(RedisCluster):
+    """A cluster client whose commands and pipelines wait (up to `pool_timeout`, first come, first served)
+    while `max_connections` are in use, instead of failing with `MaxConnectionsError`. One command or one
+    pipeline uses at most one connection per node, so capping them in flight caps every node's pool."""
+
+    def __init__(self, *args: Any, pool_timeout: float = 10.0, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cap = int(kwargs.get("max_connections", 100))
+        self._gate = asyncio.Semaphore(self._cap)
+        self._pool_timeout = pool_timeout
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        if _HOLDING.get():  # a pipeline retrying one of its commands already holds a turn
+            yield
+            return
+        if self._gate.locked():
+            try:
+                async with asyncio.timeout(self._pool_timeout):
+                    await self._gate.acquire()
+            except TimeoutError:
+                raise RedisConnectionError(
+                    f"No connection available: all {self._cap} connections stayed busy for "
+                    f"{self._pool_timeout} s (raise redis.max_connections or redis.pool_timeout)"
+                ) from None
+        else:
+            await self._gate.acquire()
+        token = _HOLDING.set(True)
+        try:
+            yield
+        finally:
+            _HOLDING.reset(token)
+            self._gate.release()
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self._turn():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        pipe = super().pipeline(transaction, shard_hint)
+        execute = pipe.execute
+
+        async def gated(raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+            async with self._turn():
+                return await execute(raise_on_error, allow_redirections)
+
+        pipe.execute = gated  # type: ignore[method-assign]
+        return pipe
+
+
+_HOLDING: contextvars.ContextVar[bool] = contextvars.ContextVar("brain_redis_turn", default=False)
+
+
 class RedisConnection:
     """Owns the process's Redis client (and the embedded server when it started one)."""
 
@@ -115,7 +171,7 @@ class RedisConnection:
             client: RedisClient
             if settings.redis.cluster:
                 kwargs.pop("health_check_interval")
-                client = RedisCluster.from_url(url, **kwargs)
+                client = WaitingCluster.from_url(url, pool_timeout=settings.redis.pool_timeout, **kwargs)
             else:
                 # At its cap a command waits (up to pool_timeout, in turn) for a free connection.
                 pool = FairBlockingPool.from_url(url, timeout=settings.redis.pool_timeout, **kwargs)

@@ -122,3 +122,26 @@ async def test_search_index_on_a_cluster(cluster_url: str, tmp_path: Path) -> No
             assert await index.delete("1")
             await index.drop()
             assert await index.count() == 0
+
+
+async def test_a_busy_cluster_client_waits_instead_of_failing(cluster_url: str, tmp_path: Path) -> None:
+    import asyncio
+
+    from brain.store.protocol import WriteBatch
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True, "max_connections": 2}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        store = RedisMemoryStore(connection.client, prefix="wait")
+
+        async def chat(i: int) -> None:
+            for t in range(5):
+                await store.write(
+                    Conversation(f"u{i}", "c"), WriteBatch(turns=((Message(content=f"{t}"), 1),))
+                )
+            await store.read_turns(Conversation(f"u{i}", "c"), 1, 5)  # a pipeline
+
+        await asyncio.gather(*(chat(i) for i in range(40)))  # 40 chats on 2 connections per node
+        for i in range(40):
+            assert len(await store.read_turns(Conversation(f"u{i}", "c"), 1, 10)) == 5
