@@ -28,6 +28,7 @@ __all__ = [
     "conversation_keys",
     "core_key",
     "encode_id",
+    "legacy_recall_base",
     "raw_id",
     "recall_base",
     "shared_scope",
@@ -108,6 +109,13 @@ def conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -
 def recall_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> str:
     """Namespace of the recall index (every past turn, searchable) of one conversation."""
     return f"{prefix}:{{r.{encode_id(user_id, 'user_id')}.{encode_id(chat_id, 'chat_id')}}}"
+
+
+def legacy_recall_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> str:
+    """Where brain-assistant 0.1 kept a chat's recall index (`recall:{user}:{chat}`, which two chats could
+    share). Nothing is written there any more; erasure still removes what is left."""
+    raw = b"recall:" + raw_id(user_id, "user_id") + b":" + raw_id(chat_id, "chat_id")
+    return f"{prefix}:{{idx.{encode_id(raw, 'namespace')}}}"
 
 
 def archival_base(prefix: str, user_id: str | bytes) -> str:

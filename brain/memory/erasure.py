@@ -36,8 +36,12 @@ class ErasureReport(BaseModel):
 
 
 async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
-    """Delete one conversation and its recall memory (postings, vectors, progress marker)."""
-    recall = await tiers.recall(conv.user_id, conv.chat_id).drop() if tiers is not None else 0
+    """Delete one conversation and its recall memory (postings, vectors, progress marker), also where an
+    older version kept it."""
+    recall = 0
+    if tiers is not None:
+        recall = await tiers.recall(conv.user_id, conv.chat_id).drop()
+        recall += await tiers.legacy_recall(conv.user_id, conv.chat_id).drop()
     existed = await store.delete(conv)
     return ErasureReport(chats=int(existed), recall_entries=recall)
 

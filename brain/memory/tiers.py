@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from brain.keys import archival_base, recall_base
+from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.memory.core import CoreMemory
 from brain.search.index import IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
@@ -35,6 +35,12 @@ class Tiers:
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """One conversation's recall memory."""
         return SearchIndex(self.client, recall_base(self.prefix, user_id, chat_id), scripts=self._scripts)
+
+    def legacy_recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
+        """A chat's recall index as brain-assistant 0.1 named it (only erasure reads it)."""
+        return SearchIndex(
+            self.client, legacy_recall_base(self.prefix, user_id, chat_id), scripts=self._scripts
+        )
 
     async def vector(self, text: str) -> list[float] | None:
         """The embedding of `text`, or None without an embedding model (or for blank text)."""

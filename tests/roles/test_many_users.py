@@ -129,3 +129,15 @@ async def test_each_chat_keeps_its_own_usage(redis_client: aioredis.Redis) -> No
     assert second.usage.prompt_tokens == by_call["two words here"] and second.usage.completion_tokens > 0
     await a.forget("u1", "c")
     assert (await a.load_memory("u1", "c")).calls == 0  # usage goes with the chat
+
+
+async def test_erasure_reaches_recall_left_under_the_old_namespace(redis_client: aioredis.Redis) -> None:
+    runtime = make_runtime(ScriptedLLM(["ok"]), client=redis_client)
+    assert runtime.tiers is not None
+    old = runtime.tiers.legacy_recall("alice", "c")
+    await old.add(IndexedDoc(id="t1", text="User: my bank PIN is 4321"), None)
+    agent = Assistant(runtime)
+    await agent.chat("alice", "c", "hello")
+    report = await agent.forget_user("alice")
+    assert report.recall_entries == 1 and report.remaining == ()
+    assert await old.count() == 0 and [k async for k in redis_client.scan_iter(match="*")] == []
