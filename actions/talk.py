@@ -6,7 +6,9 @@ recent turns as real chat messages, newest kept first within a token budget; the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Literal
 
 from actions.base import Action, ActionContext, Persona
 from brain.errors import LLMError
@@ -17,6 +19,12 @@ from brain.message import Message
 __all__ = ["TalkAction", "ToolRunner", "render_talk"]
 
 ToolRunner = Callable[[ToolCall], Awaitable[str]]
+
+
+@functools.lru_cache(maxsize=50_000)
+def _chat_message(role: Literal["user", "assistant"], content: str) -> ChatMessage:
+    """A turn as a prompt message; the same frozen value for the same turn on every turn of a chat."""
+    return ChatMessage(role=role, content=content)
 
 
 def render_talk(
@@ -46,8 +54,7 @@ def render_talk(
         if used + cost > history_budget:
             break
         used += cost
-        role = "assistant" if m.role == "assistant" else "user"
-        recent.append(ChatMessage(role=role, content=m.content))
+        recent.append(_chat_message("assistant" if m.role == "assistant" else "user", m.content))
     messages.extend(reversed(recent))
     messages.append(ChatMessage(role="user", content=text))
     return messages

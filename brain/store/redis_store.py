@@ -254,9 +254,27 @@ def _parse_meta(keys: ConversationKeys, raw: list[bytes], turn_count: int) -> Co
         raise StoreError(f"corrupt record in {keys.meta}: {exc}; it was left as it is") from exc
 
 
+# Parsed turn records by their exact bytes. A chat's window is read again on every turn, mostly unchanged;
+# records are immutable and keyed by their whole content, so sharing them between calls and tenants gives
+# each caller exactly what its own bytes hold. Bounded: cleared when full.
+_PARSED: dict[bytes, _TurnRecord] = {}
+_PARSED_MAX = 50_000
+
+
 def _parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
-    records = _parse(_TURNS, key, raw, offset)
-    return [Turn(offset + i + 1, r.tok, r.msg) for i, r in enumerate(records)]
+    records = [_PARSED.get(r) for r in raw]
+    missing = [i for i, r in enumerate(records) if r is None]
+    if missing:
+        try:
+            parsed = _parse(_TURNS, key, [raw[i] for i in missing], offset)
+        except StoreError:
+            _parse(_TURNS, key, raw, offset)  # the same error, naming the record's real index
+            raise
+        if len(_PARSED) + len(parsed) > _PARSED_MAX:
+            _PARSED.clear()
+        for i, record in zip(missing, parsed, strict=True):
+            records[i] = _PARSED[raw[i]] = record
+    return [Turn(offset + i + 1, r.tok, r.msg) for i, r in enumerate(records) if r is not None]
 
 
 def _parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:
