@@ -7,6 +7,7 @@ match a glob, or collide with another tenant's keys. Each namespace is one hash 
 - recall memory of a conversation (BM25 postings, vectors): `P:{r.U.C}:<part>`
 - archival memory of a user: `P:{idx.<enc("archival:" user)>}:<part>`
 - core memory blocks of a scope (a user, an agent, a shared name): `P:{core.<enc(scope)>}:blocks`
+- fact memory of a user (facts, their index, hashes, audit stream): `P:{f.U}:<part>`
 
 An encoded id starts with `b` or `h` and never contains `.`, so the tags of different kinds, users and chats
 cannot meet, and `user_patterns` finds exactly one user's keys with a SCAN.
@@ -28,6 +29,7 @@ __all__ = [
     "conversation_keys",
     "core_key",
     "encode_id",
+    "facts_base",
     "legacy_recall_base",
     "raw_id",
     "recall_base",
@@ -118,6 +120,11 @@ def legacy_recall_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) 
     return f"{prefix}:{{idx.{encode_id(raw, 'namespace')}}}"
 
 
+def facts_base(prefix: str, user_id: str | bytes) -> str:
+    """Namespace of a user's fact memory: the facts, their search index, content hashes, the audit stream."""
+    return f"{prefix}:{{f.{encode_id(user_id, 'user_id')}}}"
+
+
 def archival_base(prefix: str, user_id: str | bytes) -> str:
     """Namespace of a user's archival memory (passages and loaded documents)."""
     return f"{prefix}:{{idx.{encode_id(b'archival:' + raw_id(user_id, 'user_id'), 'user_id')}}}"
@@ -151,5 +158,6 @@ def user_patterns(prefix: str, user_id: str | bytes) -> tuple[str, ...]:
         f"{prefix}:{{{user}.*",
         f"{prefix}:{{r.{user}.*",
         f"{archival_base(prefix, user_id)}:*",
+        f"{facts_base(prefix, user_id)}:*",
         core_key(prefix, user_scope(user_id)),
     )

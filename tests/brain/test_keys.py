@@ -14,6 +14,7 @@ from brain.keys import (
     conversation_keys,
     core_key,
     encode_id,
+    facts_base,
     recall_base,
     shared_scope,
     user_patterns,
@@ -77,7 +78,12 @@ def tier_keys(user: str | bytes, chat: str | bytes) -> tuple[set[str], set[str]]
         recall_base("brain", user, chat) + ":docs",
         recall_base("brain", user, chat) + ":vec",
     }
-    user_keys = {archival_base("brain", user) + ":docs", core_key("brain", user_scope(user))}
+    user_keys = {
+        archival_base("brain", user) + ":docs",
+        core_key("brain", user_scope(user)),
+        facts_base("brain", user) + ":facts",
+        facts_base("brain", user) + ":audit",
+    }
     return chat_keys, user_keys
 
 

@@ -1,0 +1,276 @@
+"""Fact memory: what a user told us that stays true until it changes. Stored per user under one hash tag
+(`brain.keys.facts_base`): the facts, a content-hash index, a BM25 (+ vector) search index, and an audit
+stream. Nothing is ever hard-deleted: a fact that changes or stops being true is retired (`expired_at`,
+`invalid_at`, `superseded_by`) and stays readable for history and "as of" questions. Every change is one Lua
+call that also appends its audit event, so the record and its audit never disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import unicodedata
+import uuid
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from redis.exceptions import RedisError, ResponseError
+
+from brain.errors import ConflictError, InputError, StoreError
+from brain.keys import facts_base
+from brain.memory.fact_scripts import ADD, RESTORE, RETIRE
+from brain.search.index import IndexedDoc, SearchIndex
+from brain.store.connection import RedisClient
+
+__all__ = ["AuditEvent", "Fact", "FactStore", "fact_hash"]
+
+Event = Literal["ADD", "UPDATE", "DELETE", "ROLLBACK"]
+
+
+def fact_hash(text: str) -> str:
+    """Hash of a fact's normalized text (NFKC, case-folded, spaces collapsed, end punctuation dropped)."""
+    norm = " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!?。！？ ")
+    return hashlib.sha256(norm.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+class Fact(BaseModel):
+    """One fact. `valid_at`/`invalid_at`: when it is true in the world (as far as the conversation says);
+    `created_at`/`expired_at`: when we learned it and when we retired it (seconds since the epoch)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=64)
+    text: str = Field(min_length=1, max_length=4_000)
+    category: str = "misc"
+    agent_id: str | None = None
+    run_id: str | None = None
+    valid_at: float | None = None
+    invalid_at: float | None = None
+    created_at: float = Field(default_factory=time.time)
+    expired_at: float | None = None
+    superseded_by: str | None = None
+    source_turns: tuple[str, ...] = ()
+    hash: str = ""
+
+    @property
+    def current(self) -> bool:
+        """Not retired."""
+        return self.expired_at is None
+
+    def true_at(self, when: float) -> bool:
+        """Whether the fact held at `when`, as far as we know now."""
+        start = self.valid_at if self.valid_at is not None else self.created_at
+        end = self.invalid_at if self.invalid_at is not None else self.expired_at
+        return start <= when and (end is None or when < end)
+
+
+class AuditEvent(BaseModel):
+    """One change to fact memory, as the audit stream keeps it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str  # the stream entry id
+    event: Event
+    fact_id: str
+    old_fact_id: str = ""
+    old_text: str = ""
+    new_text: str = ""
+    actor: str = ""
+    reason: str = ""
+    source_turns: tuple[str, ...] = ()
+    at: float = 0.0
+    undoes: str = ""  # for ROLLBACK: the event it undid
+
+
+class FactStore:
+    """Users' facts in Redis (the client is injected). Every write is atomic with its audit event."""
+
+    def __init__(self, client: RedisClient, *, prefix: str = "brain", embed: Any = None) -> None:
+        self._client = client
+        self.prefix = prefix
+        self.embed = embed
+        self._add = client.register_script(ADD)
+        self._retire = client.register_script(RETIRE)
+        self._restore = client.register_script(RESTORE)
+
+    def _keys(self, user_id: str | bytes) -> list[str]:
+        base = facts_base(self.prefix, user_id)
+        return [f"{base}:facts", f"{base}:state", f"{base}:hash", f"{base}:audit"]
+
+    def index(self, user_id: str | bytes) -> SearchIndex:
+        return SearchIndex(self._client, facts_base(self.prefix, user_id))
+
+    async def _call(self, what: str, script: Any, user_id: str | bytes, args: list[Any]) -> Any:
+        try:
+            return await script(keys=self._keys(user_id), args=args)
+        except ResponseError as exc:
+            if "BRAIN_MISSING" in str(exc):
+                raise InputError(f"{what}: there is no fact {args[0]!r}") from None
+            if "BRAIN_RETIRED" in str(exc):
+                raise ConflictError(f"{what}: fact {args[3]!r} was retired meanwhile") from None
+            raise StoreError(f"{what} failed: {exc}") from exc
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+
+    @staticmethod
+    def _audit(event: str, actor: str, reason: str, source: Sequence[str], **extra: str) -> list[Any]:
+        fields = {"event": event, "actor": actor, "reason": reason, "source_turns": json.dumps(list(source))}
+        return [part for key, value in {**fields, **extra}.items() for part in (key, value)]
+
+    async def add(
+        self, user_id: str | bytes, fact: Fact, *, actor: str = "", reason: str = "", replaces: str = ""
+    ) -> tuple[Fact, bool]:
+        """Store `fact` (retiring `replaces`, when given, as superseded by it). Returns the stored fact and
+        whether it is new: a current fact with the same normalized text is returned instead (no change)."""
+        fact = fact.model_copy(update={"hash": fact_hash(fact.text)})
+        event = "UPDATE" if replaces else "ADD"
+        audit = self._audit(event, actor, reason, fact.source_turns, new_text=fact.text, old_fact_id=replaces)
+        args = [fact.id, fact.model_dump_json(), fact.hash, replaces, repr(fact.created_at), *audit]
+        existing, _ = await self._call("adding a fact", self._add, user_id, args)
+        if existing:
+            same = await self.get(user_id, existing.decode() if isinstance(existing, bytes) else existing)
+            if same is None:
+                raise StoreError(f"fact hash index points at a missing fact {existing!r}")
+            return same, False
+        doc = IndexedDoc(id=fact.id, text=fact.text, tags=(fact.category,), ts=fact.created_at)
+        await self.index(user_id).add(doc, await self._vector(fact.text))
+        return fact, True
+
+    async def retire(
+        self,
+        user_id: str | bytes,
+        fact_id: str,
+        *,
+        actor: str = "",
+        reason: str = "",
+        source: Sequence[str] = (),
+    ) -> bool:
+        """Retire a current fact (it stops being true now); False when it was retired already."""
+        audit = self._audit("DELETE", actor, reason, source)
+        return bool(
+            await self._call("retiring a fact", self._retire, user_id, [fact_id, repr(time.time()), *audit])
+        )
+
+    async def get(self, user_id: str | bytes, fact_id: str) -> Fact | None:
+        facts = await self.get_many(user_id, [fact_id])
+        return facts[0] if facts else None
+
+    async def get_many(self, user_id: str | bytes, ids: Sequence[str]) -> list[Fact]:
+        if not ids:
+            return []
+        facts_key, state_key = self._keys(user_id)[:2]
+        try:
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.hmget(facts_key, list(ids))
+                pipe.hmget(state_key, list(ids))
+                raw, states = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading facts failed: {exc}") from exc
+        return [_parse(r, s) for r, s in zip(raw, states, strict=True) if r is not None]
+
+    async def all(self, user_id: str | bytes, *, current_only: bool = True) -> list[Fact]:
+        """Every fact of the user (current ones only by default), oldest first."""
+        facts_key, state_key = self._keys(user_id)[:2]
+        try:
+            raw = await self._client.hgetall(facts_key)
+            states = await self._client.hgetall(state_key)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading facts failed: {exc}") from exc
+        facts = sorted((_parse(v, states.get(k)) for k, v in raw.items()), key=lambda f: (f.created_at, f.id))
+        return [f for f in facts if f.current or not current_only]
+
+    async def search(
+        self,
+        user_id: str | bytes,
+        query: str,
+        *,
+        limit: int = 10,
+        as_of: float | None = None,
+        category: str | None = None,
+    ) -> list[Fact]:
+        """Facts matching `query` (BM25, fused with vectors when embeddings are on): current ones, or the
+        ones true at `as_of`; best first."""
+        hits, _ = await self.index(user_id).search(
+            query,
+            tags=[category] if category else (),
+            limit=max(limit * 4, 20),
+            vector=await self._vector(query),
+        )
+        facts = {f.id: f for f in await self.get_many(user_id, [h.doc.id for h in hits])}
+        found = [facts[h.doc.id] for h in hits if h.doc.id in facts]
+        return [f for f in found if (f.true_at(as_of) if as_of is not None else f.current)][:limit]
+
+    async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
+        """Current fact ids by content hash, for the hashes that have one."""
+        if not hashes:
+            return {}
+        try:
+            raw = await self._client.hmget(self._keys(user_id)[2], list(hashes))
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading fact hashes failed: {exc}") from exc
+        return {h: (r.decode() if isinstance(r, bytes) else r) for h, r in zip(hashes, raw, strict=True) if r}
+
+    async def history(self, user_id: str | bytes, fact_id: str | None = None) -> list[AuditEvent]:
+        """The audit events of one fact (or of all), oldest first."""
+        try:
+            entries = await self._client.xrange(self._keys(user_id)[3]) or []
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading the fact audit failed: {exc}") from exc
+        events = [_event(entry_id or b"0-0", fields or {}) for entry_id, fields in entries]
+        return events if fact_id is None else [e for e in events if fact_id in (e.fact_id, e.old_fact_id)]
+
+    async def rollback(self, user_id: str | bytes, event_id: str, *, actor: str = "") -> list[AuditEvent]:
+        """Undo one change, itself audited (ROLLBACK events, returned): an ADD retires the fact, an UPDATE
+        retires the new fact and restores the old one, a DELETE restores the fact."""
+        event = next((e for e in await self.history(user_id) if e.id == event_id), None)
+        if event is None:
+            raise InputError(f"there is no fact event {event_id!r}")
+        if event.event == "ROLLBACK":
+            raise ConflictError(
+                "a rollback is not undone by another rollback; undo the original change again"
+            )
+        audit = self._audit("ROLLBACK", actor, f"rollback of {event_id}", (), undoes=event_id)
+        if event.event in {"ADD", "UPDATE"}:
+            await self._call(
+                "rolling back", self._retire, user_id, [event.fact_id, repr(time.time()), *audit]
+            )
+        if event.event in {"UPDATE", "DELETE"}:
+            target = event.old_fact_id if event.event == "UPDATE" else event.fact_id
+            if await self._call("rolling back", self._restore, user_id, [target, *audit]) < 0:
+                raise ConflictError(f"fact {target} cannot come back: another current fact says the same")
+        return [e for e in await self.history(user_id) if e.event == "ROLLBACK" and e.undoes == event_id]
+
+    async def _vector(self, text: str) -> list[float] | None:
+        if self.embed is None or not text.strip():
+            return None
+        vectors: list[list[float]] = await self.embed([text])
+        return vectors[0]
+
+
+def _parse(raw: bytes | str, state: bytes | str | None) -> Fact:
+    try:
+        fact = Fact.model_validate_json(raw)
+        if not state:
+            return fact
+        expired, invalid, superseded = (state.decode() if isinstance(state, bytes) else state).split("|")
+        return fact.model_copy(
+            update={
+                "expired_at": float(expired),
+                "invalid_at": fact.invalid_at if fact.invalid_at is not None else float(invalid),
+                "superseded_by": superseded or None,
+            }
+        )
+    except (ValidationError, ValueError) as exc:
+        raise StoreError(f"corrupt fact record: {exc}; it was left as it is") from exc
+
+
+def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> AuditEvent:
+    data = {
+        (k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+        for k, v in fields.items()
+    }
+    eid = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    source = json.loads(data.pop("source_turns", "[]") or "[]")
+    return AuditEvent(id=eid, at=int(eid.split("-")[0]) / 1000, source_turns=tuple(source), **data)
