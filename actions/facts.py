@@ -1,0 +1,171 @@
+"""Fact extraction and reconciliation: the two LLM tasks of fact memory. Prompts and parsing are pure.
+
+Extraction reads a batch of turns and returns the facts worth keeping, in the user's language. Parsing is
+tolerant of code fences and chatty prefixes, strict about the result: a reply with no usable JSON is an
+`LLMError` (the batch stays pending), never "no facts".
+
+Reconciliation sees the related facts we already hold under small integer ids (never our real ids) and
+says, per new fact, ADD, UPDATE (an existing fact, rewritten), DELETE (an existing fact that stopped being
+true) or NONE. An id the model invents is rejected, never applied.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.errors import LLMError
+from brain.llm.protocol import ChatMessage
+
+__all__ = [
+    "CATEGORIES",
+    "Decision",
+    "NewFact",
+    "parse_decisions",
+    "parse_facts",
+    "parse_json_object",
+    "render_extract",
+    "render_reconcile",
+]
+
+CATEGORIES = ("preferences", "personal", "plans", "health", "work", "relationships", "constraints", "misc")
+
+
+class NewFact(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    category: str = "misc"
+    valid_at: str | None = None  # ISO date the fact became true, when the conversation says
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    event: Literal["ADD", "UPDATE", "DELETE", "NONE"]
+    existing: str | None = None  # the real id of the existing fact (UPDATE, DELETE, NONE)
+    text: str = ""  # the fact to store (ADD, UPDATE)
+    category: str = "misc"
+    reason: str = ""
+
+
+def render_extract(transcript: str, today: datetime | None = None) -> list[ChatMessage]:
+    """The extraction prompt for a batch of turns (`Speaker: text` lines). Pure."""
+    date = (today or datetime.now(UTC)).date().isoformat()
+    system = (
+        "You keep an assistant's memory of facts about the user: preferences, personal details, plans, "
+        "health, work, relationships, constraints and decisions. From the conversation, list each new fact "
+        "worth remembering as one short, self-contained sentence about the user. Only what the user says or "
+        "confirms; no greetings, no questions, nothing the assistant merely suggested. Write every fact in "
+        "the language the user writes in. Resolve relative dates against today's date, "
+        f"{date}. Categories: {', '.join(CATEGORIES)}.\n"
+        'Reply with JSON only: {"facts": [{"text": "...", "category": "...", '
+        '"valid_at": "YYYY-MM-DD or null"}]} — or {"facts": []} when there is nothing to keep.'
+    )
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=transcript)]
+
+
+def parse_json_object(reply: str) -> dict[str, Any]:
+    """The first JSON object in `reply` (inside code fences or after a chatty prefix); `LLMError` if none."""
+    text = reply.strip()
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
+    candidates = [fenced.group(1)] if fenced else []
+    candidates.append(text)
+    decoder = json.JSONDecoder()
+    for candidate in candidates:
+        for match in re.finditer(r"\{", candidate):
+            try:
+                value, _ = decoder.raw_decode(candidate, match.start())
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    raise LLMError(f"expected a JSON object, got {reply[:120]!r}")
+
+
+def parse_facts(reply: str) -> list[NewFact]:
+    """`{"facts": [...]}` (items may be plain strings); `LLMError` when the shape is wrong."""
+    data = parse_json_object(reply)
+    items = data.get("facts")
+    if not isinstance(items, list):
+        raise LLMError(f'expected {{"facts": [...]}}, got {reply[:120]!r}')
+    facts = []
+    for item in items:
+        if isinstance(item, str):
+            item = {"text": item}
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
+            raise LLMError(f"a fact must have text, got {str(item)[:80]!r}")
+        category = item.get("category") if item.get("category") in CATEGORIES else "misc"
+        valid_at = item.get("valid_at") if isinstance(item.get("valid_at"), str) else None
+        facts.append(NewFact(text=item["text"].strip(), category=str(category), valid_at=valid_at))
+    return facts
+
+
+def render_reconcile(existing: Sequence[str], new: Sequence[str]) -> list[ChatMessage]:
+    """The reconciliation prompt: existing facts as "0", "1", … (never real ids), the new facts. Pure."""
+    system = (
+        "You maintain a memory of facts about the user. For each NEW fact decide against the EXISTING ones:\n"
+        "- ADD: it is new information.\n"
+        "- UPDATE: it refines or changes an existing fact about the same thing; give that fact's id and the "
+        "merged fact (keep the richer wording, the new information wins).\n"
+        "- DELETE: an existing fact is no longer true and the new fact says nothing to keep in its place; "
+        "give its id. When a new fact contradicts an existing one, use UPDATE with the new fact instead.\n"
+        "- NONE: the new fact is already known; give the id of the fact that says it.\n"
+        "Use only the ids listed. Keep the user's language.\n"
+        'Reply with JSON only: {"memory": [{"event": "ADD|UPDATE|DELETE|NONE", "id": "0" or null, '
+        '"text": "...", "new": 0}]} with one entry per new fact ("new" is its number).'
+    )
+    listed = "\n".join(f"{i}: {text}" for i, text in enumerate(existing)) or "(none)"
+    fresh = "\n".join(f"{i}: {text}" for i, text in enumerate(new))
+    user = f"EXISTING facts:\n{listed}\n\nNEW facts:\n{fresh}"
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+def parse_decisions(
+    reply: str, existing_ids: Sequence[str], new: Sequence[NewFact]
+) -> tuple[list[Decision], list[str]]:
+    """Decisions with real ids, and complaints about entries that were rejected (an invented or missing id,
+    an unknown event, no text): those are logged, never applied. `LLMError` when there is no JSON list."""
+    data = parse_json_object(reply)
+    items = data.get("memory")
+    if not isinstance(items, list):
+        raise LLMError(f'expected {{"memory": [...]}}, got {reply[:120]!r}')
+    decisions: list[Decision] = []
+    rejected: list[str] = []
+    for item in items:
+        if not isinstance(item, dict):
+            rejected.append(f"not an object: {str(item)[:60]!r}")
+            continue
+        event = str(item.get("event", "")).upper()
+        number = item.get("new")
+        source = new[number] if isinstance(number, int) and 0 <= number < len(new) else None
+        given = item.get("text")
+        text: str = given if isinstance(given, str) else (source.text if source else "")
+        category = source.category if source else "misc"
+        raw_id = item.get("id")
+        index = int(raw_id) if isinstance(raw_id, int | str) and str(raw_id).strip().isdigit() else None
+        real = existing_ids[index] if index is not None and index < len(existing_ids) else None
+        if event == "ADD":
+            if text.strip():
+                decisions.append(Decision(event="ADD", text=text.strip(), category=category))
+            else:
+                rejected.append("ADD without text")
+        elif event in {"UPDATE", "DELETE", "NONE"}:
+            if real is None:
+                rejected.append(f"{event} names id {raw_id!r}, which was not offered")
+            elif event == "UPDATE" and not text.strip():
+                rejected.append(f"UPDATE of {raw_id!r} without text")
+            else:
+                decisions.append(
+                    Decision.model_validate(
+                        {"event": event, "existing": real, "text": text.strip(), "category": category}
+                    )
+                )
+        else:
+            rejected.append(f"unknown event {item.get('event')!r}")
+    return decisions, rejected

@@ -1,0 +1,130 @@
+"""Remember: turn a batch of turns into fact memory. At most two LLM calls on the memory model: one to
+extract, one to reconcile the new facts with the related ones we hold (none when nothing related exists, and
+an exact duplicate never reaches it). Every change goes through `FactStore`, audited; nothing is deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, ConfigDict
+
+from actions.facts import NewFact, parse_decisions, parse_facts, render_extract, render_reconcile
+from brain.errors import ConflictError
+from brain.llm.protocol import LLM
+from brain.memory.facts import Fact, FactStore, fact_hash
+from brain.message import Message, speaker
+
+__all__ = ["RememberReport", "remember"]
+
+_log = logging.getLogger("brain.facts")
+
+
+class RememberReport(BaseModel):
+    """What one batch did to fact memory."""
+
+    model_config = ConfigDict(frozen=True)
+
+    extracted: int = 0
+    duplicates: int = 0  # exact repeats of facts we hold: no reconciliation for them
+    added: int = 0
+    updated: int = 0
+    retired: int = 0
+    unchanged: int = 0
+    rejected: tuple[str, ...] = ()  # decisions not applied (an invented id, ...)
+    calls: int = 0
+    prompt_tokens: int = 0
+
+
+def _when(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+async def remember(
+    llm: LLM,
+    store: FactStore,
+    user_id: str | bytes,
+    turns: Sequence[Message],
+    *,
+    actor: str = "fact-extractor",
+    related: int = 5,
+    today: datetime | None = None,
+) -> RememberReport:
+    """Extract facts from `turns` and reconcile them with `user_id`'s. `LLMError` (nothing applied, the
+    batch can be tried again) when a reply is unusable; applying the same batch again changes nothing."""
+    if not turns:
+        return RememberReport()
+    source = tuple(m.id for m in turns)
+    transcript = "\n".join(f"{speaker(m)}: {m.content}" for m in turns)
+    reply = await llm.complete(render_extract(transcript, today))
+    calls, tokens = 1, reply.usage.prompt_tokens
+    extracted = parse_facts(reply.content or "")
+    unique = {fact_hash(f.text): f for f in extracted}
+    known = await store.by_hash(user_id, list(unique))
+    fresh = [f for h, f in unique.items() if h not in known]
+    counts = {"added": 0, "updated": 0, "retired": 0, "unchanged": len(extracted) - len(fresh)}
+    held: dict[str, Fact] = {}
+    for fact in fresh:
+        for found in await store.search(user_id, fact.text, limit=related):
+            held.setdefault(found.id, found)
+    rejected: list[str] = []
+    if not fresh:
+        pass
+    elif not held:  # nothing related: every new fact is an ADD, no second call
+        for fact in fresh:
+            counts["added"] += await _add(store, user_id, fact, source, actor, "new fact", "")
+    else:
+        existing = list(held.values())
+        reply = await llm.complete(render_reconcile([f.text for f in existing], [f.text for f in fresh]))
+        calls, tokens = calls + 1, tokens + reply.usage.prompt_tokens
+        decisions, rejected = parse_decisions(reply.content or "", [f.id for f in existing], fresh)
+        for complaint in rejected:
+            _log.warning("fact reconciliation for %r: rejected a decision: %s", user_id, complaint)
+        for d in decisions:
+            new = NewFact(text=d.text, category=d.category)
+            if d.event == "ADD":
+                counts["added"] += await _add(store, user_id, new, source, actor, d.reason or "new fact", "")
+            elif d.event == "UPDATE" and d.existing is not None:
+                counts["updated"] += await _add(
+                    store, user_id, new, source, actor, d.reason or "changed", d.existing
+                )
+            elif d.event == "DELETE" and d.existing is not None:
+                gone = await store.retire(
+                    user_id, d.existing, actor=actor, reason=d.reason or "no longer true", source=source
+                )
+                counts["retired"] += int(gone)
+            else:
+                counts["unchanged"] += 1
+    return RememberReport(
+        extracted=len(extracted),
+        duplicates=len(extracted) - len(fresh),
+        rejected=tuple(rejected),
+        calls=calls,
+        prompt_tokens=tokens,
+        **counts,
+    )
+
+
+async def _add(
+    store: FactStore,
+    user_id: str | bytes,
+    new: NewFact,
+    source: tuple[str, ...],
+    actor: str,
+    reason: str,
+    replaces: str,
+) -> int:
+    fact = Fact(text=new.text, category=new.category, valid_at=_when(new.valid_at), source_turns=source)
+    try:
+        _, added = await store.add(user_id, fact, actor=actor, reason=reason, replaces=replaces)
+    except ConflictError:  # the fact it replaces was retired by another decision: keep the new one
+        _, added = await store.add(user_id, fact, actor=actor, reason=reason)
+    return int(added)

@@ -1,0 +1,125 @@
+"""Fact extraction and reconciliation: tolerant parsing, strict results, ids the model invents rejected."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis.asyncio as aioredis
+
+from actions.facts import NewFact, parse_decisions, parse_facts, render_reconcile
+from actions.remember import remember
+from brain.errors import LLMError
+from brain.memory.facts import FactStore
+from brain.message import Message
+from brain.testing import ScriptedCall, ScriptedLLM
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"facts": [{"text": "Is vegetarian", "category": "preferences"}]}',
+        '```json\n{"facts": [{"text": "Is vegetarian", "category": "preferences"}]}\n```',
+        'Sure! Here you go: {"facts": ["Is vegetarian"]} Hope that helps.',
+    ],
+)
+def test_extraction_replies_in_many_dresses(reply: str) -> None:
+    assert [f.text for f in parse_facts(reply)] == ["Is vegetarian"]
+
+
+@pytest.mark.parametrize("reply", ["", "no facts", '{"fact": []}', '{"facts": [{"txt": "x"}]}', "[1, 2]"])
+def test_unusable_extraction_is_an_error_not_no_facts(reply: str) -> None:
+    with pytest.raises(LLMError):
+        parse_facts(reply)
+
+
+def test_reconciliation_never_shows_real_ids_and_rejects_invented_ones() -> None:
+    prompt = render_reconcile(["Loves Chinese food"], ["Hates Chinese food"])
+    assert "real-uuid" not in json.dumps([m.model_dump() for m in prompt]) and "0: Loves Chinese food" in (
+        prompt[1].content or ""
+    )
+    reply = json.dumps(
+        {
+            "memory": [
+                {"event": "UPDATE", "id": "0", "text": "Hates Chinese food", "new": 0},
+                {"event": "DELETE", "id": "7"},
+                {"event": "NONE", "id": "3f2a-uuid"},
+                {"event": "EXPLODE", "id": "0"},
+            ]
+        }
+    )
+    decisions, rejected = parse_decisions(reply, ["real-uuid"], [NewFact(text="Hates Chinese food")])
+    assert [(d.event, d.existing, d.text) for d in decisions] == [
+        ("UPDATE", "real-uuid", "Hates Chinese food")
+    ]
+    assert len(rejected) == 3
+
+
+def facts_reply(*texts: str) -> str:
+    return json.dumps({"facts": [{"text": t, "category": "preferences"} for t in texts]})
+
+
+def turn(text: str) -> list[Message]:
+    return [Message(role="user", content=text, sent_from="user"), Message(role="assistant", content="Noted.")]
+
+
+async def test_exact_repeats_cost_no_reconciliation(redis_client: aioredis.Redis) -> None:
+    store = FactStore(redis_client)
+    llm = ScriptedLLM([facts_reply("Is vegetarian", "Lives in Oslo")] + [facts_reply("is vegetarian.")] * 3)
+    first = await remember(llm, store, "ann", turn("I'm vegetarian and I live in Oslo"))
+    assert (first.added, first.calls) == (2, 1)  # nothing related yet: no second call
+    for _ in range(3):
+        again = await remember(llm, store, "ann", turn("I'm vegetarian"))
+        assert (again.duplicates, again.added, again.calls) == (1, 0, 1)
+    assert sorted(f.text for f in await store.all("ann")) == ["Is vegetarian", "Lives in Oslo"]
+    llm.assert_consumed()
+
+
+async def test_contradiction_retires_the_old_fact_and_keeps_both_in_history(
+    redis_client: aioredis.Redis,
+) -> None:
+    store = FactStore(redis_client)
+
+    def reconcile(call: ScriptedCall) -> str:
+        assert "0: I love Chinese food" in (call.messages[1].content or "")
+        return json.dumps(
+            {"memory": [{"event": "UPDATE", "id": "0", "text": "I hate Chinese food", "new": 0}]}
+        )
+
+    llm = ScriptedLLM([facts_reply("I love Chinese food"), facts_reply("I hate Chinese food"), reconcile])
+    await remember(llm, store, "ann", turn("I love Chinese food"))
+    report = await remember(llm, store, "ann", turn("Actually I hate Chinese food"))
+    assert (report.updated, report.calls) == (1, 2)
+    assert [f.text for f in await store.all("ann")] == ["I hate Chinese food"]
+    every = await store.all("ann", current_only=False)
+    assert len(every) == 2 and [e.event for e in await store.history("ann")] == ["ADD", "UPDATE"]
+    await store.rollback("ann", (await store.history("ann"))[-1].id)
+    assert [f.text for f in await store.all("ann")] == ["I love Chinese food"]
+
+
+async def test_invented_ids_are_not_applied(redis_client: aioredis.Redis) -> None:
+    store = FactStore(redis_client)
+    hallucinating = json.dumps(
+        {"memory": [{"event": "DELETE", "id": "12"}, {"event": "UPDATE", "id": "abc", "text": "x", "new": 0}]}
+    )
+    llm = ScriptedLLM([facts_reply("Plays chess"), facts_reply("Plays chess on Sundays"), hallucinating])
+    await remember(llm, store, "bo", turn("I play chess"))
+    report = await remember(llm, store, "bo", turn("I play chess on Sundays"))
+    assert len(report.rejected) == 2 and (report.added, report.updated, report.retired) == (0, 0, 0)
+    assert [f.text for f in await store.all("bo")] == ["Plays chess"]
+
+
+async def test_a_bad_reply_applies_nothing(redis_client: aioredis.Redis) -> None:
+    store = FactStore(redis_client)
+    with pytest.raises(LLMError):
+        await remember(ScriptedLLM(["I could not find any facts, sorry."]), store, "cy", turn("I am Cy"))
+    assert await store.all("cy") == [] and await store.history("cy") == []
+
+
+async def test_facts_keep_the_users_language(redis_client: aioredis.Redis) -> None:
+    store = FactStore(redis_client)
+    llm = ScriptedLLM([facts_reply("喜欢吃辣"), facts_reply("喜欢吃辣。")])
+    await remember(llm, store, "dai", turn("我喜欢吃辣"))
+    again = await remember(llm, store, "dai", turn("我很喜欢吃辣"))
+    assert again.duplicates == 1 and [f.text for f in await store.all("dai")] == ["喜欢吃辣"]
+    assert "the language the user writes in" in (llm.calls[0].messages[0].content or "")
