@@ -29,6 +29,7 @@ __all__ = [
     "conversation_keys",
     "core_key",
     "encode_id",
+    "fact_queue_key",
     "facts_base",
     "legacy_recall_base",
     "raw_id",
@@ -123,6 +124,11 @@ def legacy_recall_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) 
 def facts_base(prefix: str, user_id: str | bytes) -> str:
     """Namespace of a user's fact memory: the facts, their search index, content hashes, the audit stream."""
     return f"{prefix}:{{f.{encode_id(user_id, 'user_id')}}}"
+
+
+def fact_queue_key(prefix: str) -> str:
+    """The stream of turns waiting for fact extraction (one per deployment, read by a consumer group)."""
+    return f"{prefix}:{{queue}}:facts"
 
 
 def archival_base(prefix: str, user_id: str | bytes) -> str:

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 __all__ = [
+    "FactSettings",
     "LLMSettings",
     "LogSettings",
     "MemorySettings",
@@ -88,6 +89,19 @@ class RedisSettings(BaseModel):
         return "embedded" if self.url is None else mask_url(self.url.get_secret_value())
 
 
+class FactSettings(BaseModel):
+    """Fact memory: extraction off the reply path, by a worker reading a queue of new turns."""
+
+    model_config = _FROZEN
+
+    enabled: bool = False
+    batch_turns: int = Field(20, ge=1, le=1_000)
+    idle_seconds: float = Field(2.0, gt=0)
+    reclaim_seconds: float = Field(60.0, gt=0)
+    prompt_facts: int = Field(8, ge=0, le=100)
+    in_process_worker: bool = True
+
+
 class MemorySettings(BaseModel):
     """Memory policy: durability, size limits and the summarizer's budget."""
 
@@ -110,6 +124,7 @@ class MemorySettings(BaseModel):
     summarize_max_calls: int = Field(20, ge=1)
     summarize_max_prompt_tokens: int = Field(40_000, ge=1_000)
     summarize_concurrency: int = Field(4, ge=1, le=64)
+    facts: FactSettings = FactSettings()
 
 
 class LogSettings(BaseModel):

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from actions.summarizer import Summarizer
 from actions.talk import TalkAction, render_talk
-from brain.errors import BrainError, ConfigError, InputError
+from brain.errors import BrainError, ConfigError, InputError, StoreError
 from brain.keys import raw_id
 from brain.llm.protocol import Completion, TextDelta
 from brain.llm.usage import Usage
@@ -28,6 +28,7 @@ from brain.message import Message, check_text
 from brain.runtime import Runtime, open_runtime
 from brain.settings import Settings
 from brain.store.protocol import Conversation
+from roles.fact_worker import running
 from roles.locks import KeyedLocks
 from roles.operations import ChatOperations
 from roles.role import USER_REQUIREMENT, Role
@@ -129,7 +130,7 @@ class Assistant(Role, ChatOperations):
     @contextlib.asynccontextmanager
     async def from_settings(cls, settings: Settings, **options: Any) -> AsyncIterator[Assistant]:
         """An assistant owning its Redis connection and LLM clients (closed on exit)."""
-        async with open_runtime(settings) as runtime:
+        async with open_runtime(settings) as runtime, running(runtime):
             yield cls.for_runtime(runtime, **options)
 
     @property
@@ -254,6 +255,7 @@ class Assistant(Role, ChatOperations):
             summary=memory.historical_summary,
             history=memory.history,
             history_tokens=memory.history_tokens,
+            facts=await self.relevant_facts(memory.user_id, turn.text),
         )
         async for event in self.talk_action.stream(self.llm, prompt):
             if isinstance(event, TextDelta):
@@ -263,6 +265,24 @@ class Assistant(Role, ChatOperations):
             if not event.tool_calls and not turn.pieces and event.content:
                 yield event.content  # a model that answered without streaming text
 
+    async def relevant_facts(self, user_id: str | bytes, text: str) -> list[str]:
+        """The user's current facts relevant to `text`, for the prompt (none when facts are off)."""
+        facts = self.memory_settings.facts
+        if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
+            return []
+        found = await self.runtime.tiers.facts.search(user_id, text, limit=facts.prompt_facts)
+        return [f.text for f in found]
+
+    async def _queue_facts(self, memory: BrainMemory) -> None:
+        """Hand the chat's new turns to the fact workers (one XADD). A failure only delays them: the next
+        turn's entry covers these turns too."""
+        if not self.memory_settings.facts.enabled or self.runtime.tiers is None:
+            return
+        try:
+            await self.runtime.tiers.fact_queue.push(memory.user_id, memory.chat_id, memory.turn_count)
+        except StoreError as exc:
+            _log.warning("queueing turns for fact extraction failed (the next turn retries): %s", exc)
+
     async def _commit(self, turn: Turn) -> None:
         """Store the question and the answer in one atomic write (clears the pending talk)."""
         turn.memory.add_usage(turn.calls, turn.usage)
@@ -271,6 +291,7 @@ class Assistant(Role, ChatOperations):
             Message(content="".join(turn.pieces), sent_from=self.name, cause_by="TalkAction")
         )
         await turn.memory.dumps()
+        await self._queue_facts(turn.memory)
 
     async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
         """Take back the newest `n` turns of a loaded chat (the tiered mode also clears recall)."""

@@ -165,6 +165,7 @@ class TieredAssistant(Assistant):
             summary=memory.historical_summary,
             history=memory.history,
             history_tokens=memory.history_tokens,
+            facts=await self.relevant_facts(memory.user_id, turn.text),
         )
         system = base[0].model_copy(update={"content": f"{base[0].content}\n{MEMGPT_INSTRUCTIONS}"})
         core = ChatMessage(role="system", content=render_blocks(await self.core_blocks(memory.user_id)))

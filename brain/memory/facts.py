@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError, ResponseError
 
 from brain.errors import ConflictError, InputError, StoreError
-from brain.keys import facts_base
+from brain.keys import encode_id, facts_base
 from brain.memory.fact_scripts import ADD, RESTORE, RETIRE
 from brain.search.index import IndexedDoc, SearchIndex
 from brain.store.connection import RedisClient
@@ -241,6 +241,21 @@ class FactStore:
             if await self._call("rolling back", self._restore, user_id, [target, *audit]) < 0:
                 raise ConflictError(f"fact {target} cannot come back: another current fact says the same")
         return [e for e in await self.history(user_id) if e.event == "ROLLBACK" and e.undoes == event_id]
+
+    async def progress(self, user_id: str | bytes, chat_id: str | bytes) -> int:
+        """The last turn of the chat whose facts were applied (0: none yet)."""
+        key = f"{facts_base(self.prefix, user_id)}:progress"
+        try:
+            return int(await self._client.hget(key, encode_id(chat_id, "chat_id")) or 0)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading fact progress failed: {exc}") from exc
+
+    async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
+        key = f"{facts_base(self.prefix, user_id)}:progress"
+        try:
+            await self._client.hset(key, encode_id(chat_id, "chat_id"), upto)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"writing fact progress failed: {exc}") from exc
 
     async def _vector(self, text: str) -> list[float] | None:
         if self.embed is None or not text.strip():

@@ -1,6 +1,6 @@
-"""The memory tiers beyond the conversation, all in the same Redis: core memory blocks, each user's archival
-memory and each conversation's recall memory (every past turn, searchable). Namespaces come from
-`brain.keys`, so one tenant's index is never another's."""
+"""The memory tiers beyond the conversation, all in the same Redis: core memory blocks, each user's
+archival memory and facts (with the queue feeding them), each conversation's recall memory (every past turn,
+searchable). Namespaces come from `brain.keys`, so one tenant's index is never another's."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.memory.core import CoreMemory
+from brain.memory.fact_queue import FactQueue
+from brain.memory.facts import FactStore
 from brain.search.index import IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
 
@@ -26,6 +28,8 @@ class Tiers:
         self.prefix = prefix
         self.embed = embed
         self.core = CoreMemory(client, prefix=prefix)
+        self.facts = FactStore(client, prefix=prefix, embed=embed)
+        self.fact_queue = FactQueue(client, prefix=prefix)
         self._scripts = IndexScripts(client)
 
     def archival(self, user_id: str | bytes) -> SearchIndex:

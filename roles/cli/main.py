@@ -19,6 +19,7 @@ from brain.logs import configure_logging, redact
 from brain.settings import Settings
 from roles.assistant import Assistant
 from roles.cli.checks import check_llm, check_redis
+from roles.cli.facts import add_fact_commands, fact_command, worker_command
 from roles.cli.memory import agent_command, memory_command
 from roles.cli.repl import run_repl
 from roles.cli.session import ChatSession
@@ -88,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("file", help="a file written by export")
         else:
             sub.add_argument("--yes", action="store_true", help="really delete")
+    add_fact_commands(memory_commands, common)
+    worker = commands.add_parser("worker", help="apply queued turns to fact memory", parents=[common])
+    worker.add_argument("--once", action="store_true", help="apply what is queued now, then exit")
     run = commands.add_parser("run", help="run a YAML deployment", parents=[common])
     run.add_argument("deployment", help="deployment YAML, e.g. config/writer-reviewer.yaml")
     run.add_argument("--dry-run", action="store_true", help="validate and print the plan only")
@@ -140,6 +144,10 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return 0
     if args.command == "config":
         return asyncio.run(_check(settings, sys.stdout))
+    if args.command == "memory" and args.memory_command in {"facts", "history", "rollback"}:
+        return asyncio.run(fact_command(settings, args))
+    if args.command == "worker":
+        return asyncio.run(worker_command(settings, args.once))
     if args.command == "memory":
         return asyncio.run(memory_command(settings, args))
     if args.command == "agent":

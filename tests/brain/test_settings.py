@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from brain import ConfigError, Settings, load_settings, load_settings_traced
-from brain.loader import find_config_file
+from brain.loader import find_config_file, flatten
 from brain.logs import RedactingFilter
 from brain.settings import mask_url
 
@@ -191,12 +191,7 @@ def test_default_yaml_documents_every_setting_with_its_default() -> None:
                 out.add(prefix + name)
         return out
 
-    documented = set()
-    for section, values in data.items():
-        if isinstance(values, dict) and values:
-            documented |= {f"{section}.{k}" for k in values}
-        else:
-            documented.add(section)
+    documented = set(flatten(data))
     assert fields(Settings) - {"home"} <= documented
     text = path.read_text()
     for key in fields(Settings) - {"home", "llms"}:

@@ -535,3 +535,29 @@ def test_memory_delete_user_erases_every_tier(openai_server: ScriptedOpenAIServe
     ]
     kept = brain("memory", "export", "--user", "bob", "--chat", "c1", env=env)
     assert len(json.loads(kept.stdout)["turns"]) == 2  # another user's memory is untouched
+
+
+def test_facts_from_the_command_line(openai_server: ScriptedOpenAIServer) -> None:
+    extracted = json.dumps({"facts": [{"text": "I love Chinese food", "category": "preferences"}]})
+    changed = json.dumps({"facts": [{"text": "I hate Chinese food", "category": "preferences"}]})
+    decision = json.dumps(
+        {"memory": [{"event": "UPDATE", "id": "0", "text": "I hate Chinese food", "new": 0}]}
+    )
+    openai_server.script(Chat("Noted."), Chat(extracted), Chat("Noted again."), Chat(changed), Chat(decision))
+    env = env_for(openai_server)
+    facts = ["--set", "memory.facts.enabled=true", "--set", "memory.facts.in_process_worker=false"]
+    assert brain("chat", *facts, env=env, stdin="I love Chinese food\n").returncode == 0
+    first = brain("worker", "--once", *facts, env=env)
+    assert first.returncode == 0 and first.stdout == "applied 2 turns of 1 chats (1 LLM calls)\n"
+    assert brain("chat", *facts, env=env, stdin="Actually I hate Chinese food\n").returncode == 0
+    assert brain("worker", "--once", *facts, env=env).stdout == "applied 2 turns of 1 chats (2 LLM calls)\n"
+    listed = brain("memory", "facts", "--user", "local", env=env)
+    assert listed.stdout.split("  ", 1)[1] == "[preferences] I hate Chinese food\n"
+    every = brain("memory", "facts", "--user", "local", "--all", env=env).stdout
+    assert "I love Chinese food (retired" in every
+    history = brain("memory", "history", "--user", "local", env=env).stdout.splitlines()
+    assert [line.split()[2] for line in history] == ["ADD", "UPDATE"]
+    undo = brain("memory", "rollback", history[-1].split()[0], "--user", "local", env=env)
+    assert undo.returncode == 0, undo.stderr
+    again = brain("memory", "facts", "--user", "local", env=env).stdout
+    assert again.split("  ", 1)[1] == "[preferences] I love Chinese food\n"

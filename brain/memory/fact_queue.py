@@ -1,0 +1,113 @@
+"""The queue of turns waiting for fact extraction: one Redis Stream per deployment and a consumer group, so
+any number of workers, in this process or elsewhere, share the work. An entry says "chat (user, chat) has
+turns up to `upto`"; a worker that dies leaves its entries pending, and another one reclaims them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from redis.exceptions import RedisError, ResponseError
+
+from brain.errors import StoreError
+from brain.keys import fact_queue_key, raw_id
+from brain.store.connection import RedisClient
+
+__all__ = ["FactQueue", "QueueEntry"]
+
+GROUP = "facts"
+
+
+class QueueEntry(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    user_id: str | bytes
+    chat_id: str | bytes
+    upto: int
+
+
+def _text(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+class FactQueue:
+    """Push turns on the reply path (one XADD); read, reclaim and acknowledge them in workers."""
+
+    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
+        self._client = client
+        self.key = fact_queue_key(prefix)
+        self._group_ready = False
+
+    async def _call(self, what: str, coro: Any) -> Any:
+        try:
+            return await coro
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"{what} the fact queue failed: {type(exc).__name__}: {exc}") from exc
+
+    async def push(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
+        fields = {"user": raw_id(user_id, "user_id"), "chat": raw_id(chat_id, "chat_id"), "upto": upto}
+        await self._call("writing to", self._client.xadd(self.key, fields))  # type: ignore[arg-type]
+
+    async def ensure_group(self) -> None:
+        if self._group_ready:
+            return
+        try:
+            await self._client.xgroup_create(self.key, GROUP, id="0", mkstream=True)
+        except ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise StoreError(f"creating the fact queue's consumer group failed: {exc}") from exc
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"creating the fact queue's consumer group failed: {exc}") from exc
+        self._group_ready = True
+
+    async def read(self, consumer: str, count: int, block_ms: int | None) -> list[QueueEntry]:
+        """New entries for `consumer` (waiting up to `block_ms` for the first; None: do not wait)."""
+        await self.ensure_group()
+        reply = await self._call(
+            "reading", self._client.xreadgroup(GROUP, consumer, {self.key: ">"}, count=count, block=block_ms)
+        )
+        return [e for _, entries in reply or [] for e in _entries(entries)]
+
+    async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[QueueEntry]:
+        """Entries another consumer took and left unacknowledged for `min_idle_ms`, now `consumer`'s."""
+        await self.ensure_group()
+        reply = await self._call(
+            "reclaiming from",
+            self._client.xautoclaim(self.key, GROUP, consumer, min_idle_ms, start_id="0-0", count=count),
+        )
+        return _entries(reply[1])
+
+    async def done(self, ids: list[str]) -> None:
+        """Acknowledge and drop entries whose turns were applied."""
+        if ids:
+            await self._call("acknowledging in", self._client.xack(self.key, GROUP, *ids))
+            await self._call("trimming", self._client.xdel(self.key, *ids))
+
+    async def pending(self) -> int:
+        """Entries read but not acknowledged yet (all consumers)."""
+        await self.ensure_group()
+        info = await self._call("reading", self._client.xpending(self.key, GROUP))
+        return int(info["pending"] if isinstance(info, dict) else info[0])
+
+    async def backlog(self) -> int:
+        """Entries in the stream (read or not, not yet acknowledged and dropped)."""
+        return int(await self._call("reading", self._client.xlen(self.key)))
+
+
+def _entries(raw: list[Any]) -> list[QueueEntry]:
+    out = []
+    for entry_id, fields in raw:
+        if not fields:  # deleted meanwhile
+            continue
+        data = {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
+        eid = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+        out.append(
+            QueueEntry(
+                id=eid, user_id=_text(data["user"]), chat_id=_text(data["chat"]), upto=int(data["upto"])
+            )
+        )
+    return out

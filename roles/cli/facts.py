@@ -1,0 +1,88 @@
+"""`brain memory facts|history|rollback` and `brain worker`: fact memory from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import UTC, datetime
+
+from brain.errors import InputError
+from brain.runtime import open_runtime
+from brain.settings import Settings
+from roles.fact_worker import FactWorker
+
+__all__ = ["add_fact_commands", "fact_command", "worker_command"]
+
+
+def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    facts = memory_commands.add_parser("facts", help="list or search a user's facts", parents=[common])
+    facts.add_argument("--user", required=True)
+    facts.add_argument("--search", metavar="QUERY", help="only facts matching QUERY")
+    facts.add_argument("--as-of", metavar="DATE", help="the facts that were true then (ISO date or time)")
+    facts.add_argument("--all", action="store_true", help="retired facts too")
+    history = memory_commands.add_parser(
+        "history", help="the audit trail of a user's facts", parents=[common]
+    )
+    history.add_argument("--user", required=True)
+    history.add_argument("--fact", metavar="ID", help="only this fact's events")
+    rollback = memory_commands.add_parser("rollback", help="undo one fact change", parents=[common])
+    rollback.add_argument("event", help="the event id, from brain memory history")
+    rollback.add_argument("--user", required=True)
+
+
+def _when(text: str) -> float:
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"--as-of {text!r}: write an ISO date like 2026-05-01") from None
+    if len(text) <= 10:  # a whole day: as of its end
+        parsed = parsed.replace(hour=23, minute=59, second=59)
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def _date(ts: float | None) -> str:
+    return "-" if ts is None else datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+
+
+async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
+    async with open_runtime(settings) as runtime:
+        assert runtime.tiers is not None
+        facts = runtime.tiers.facts
+        if args.memory_command == "facts":
+            as_of = _when(args.as_of) if args.as_of else None
+            if args.search:
+                found = await facts.search(args.user, args.search, limit=50, as_of=as_of)
+            else:
+                found = await facts.all(args.user, current_only=not args.all and as_of is None)
+                found = [f for f in found if as_of is None or f.true_at(as_of)]
+            for fact in found:
+                state = "" if fact.current else f" (retired {_date(fact.expired_at)})"
+                print(f"{fact.id}  [{fact.category}] {fact.text}{state}")
+            print(f"{len(found)} fact(s)", file=sys.stderr)
+        elif args.memory_command == "history":
+            for e in await facts.history(args.user, args.fact):
+                change = (
+                    f"{e.old_text!r} -> {e.new_text!r}"
+                    if e.old_text and e.new_text
+                    else e.new_text or e.old_text
+                )
+                by = f" by {e.actor}" if e.actor else ""
+                why = f" ({e.reason})" if e.reason else ""
+                print(f"{e.id}  {_date(e.at)}  {e.event:<8} {e.fact_id}  {change}{by}{why}")
+        else:
+            undone = await facts.rollback(args.user, args.event, actor="cli")
+            print(f"rolled back {args.event} ({len(undone)} change(s), audited)")
+    return 0
+
+
+async def worker_command(settings: Settings, once: bool) -> int:
+    async with open_runtime(settings) as runtime:
+        worker = FactWorker(runtime)
+        if once:
+            report = await worker.run_once(block_ms=None)
+            print(f"applied {report.turns} turns of {report.chats} chats ({report.calls} LLM calls)")
+            return 1 if report.failed else 0
+        print(f"fact worker {worker.name}: applying queued turns; Ctrl-C stops it", file=sys.stderr)
+        await worker.run(asyncio.Event())
+    return 0

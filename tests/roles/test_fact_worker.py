@@ -1,0 +1,73 @@
+"""Facts off the reply path: turns queued, a worker applies them, the next prompt holds them as data."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import redis.asyncio as aioredis
+
+from brain import MemorySettings
+from brain.settings import FactSettings
+from brain.testing import ScriptedCall, ScriptedLLM
+from roles.assistant import Assistant
+from roles.fact_worker import FactWorker
+from tests.support.runtime import make_runtime
+
+FACTS_ON = MemorySettings(facts=FactSettings(enabled=True, reclaim_seconds=0.2, batch_turns=50))
+
+
+def extracted(*texts: str) -> str:
+    return json.dumps({"facts": [{"text": t, "category": "preferences"} for t in texts]})
+
+
+async def test_a_turn_never_waits_and_the_next_prompt_holds_the_fact(redis_client: aioredis.Redis) -> None:
+    answers = ScriptedLLM(["Noted!", "Try the vegetable curry."])
+    memory_llm = ScriptedLLM([extracted("Is vegetarian"), extracted()])
+    runtime = make_runtime(answers, client=redis_client, memory_settings=FACTS_ON, memory_llm=memory_llm)
+    assistant = Assistant(runtime)
+    assert await assistant.chat("ann", "c", "I'm vegetarian.") == "Noted!"
+    assert memory_llm.calls == []  # the turn did not wait for fact work
+    report = await FactWorker(runtime).run_once(block_ms=None)
+    assert (report.entries, report.turns, report.calls) == (1, 2, 1)
+    await assistant.chat("ann", "c2", "What should I eat tonight vegetarian?")  # another chat, same user
+    system = [m.content or "" for m in answers.calls[1].messages if m.role == "system"]
+    block = next(s for s in system if s.startswith("Facts remembered about the user"))
+    assert "- Is vegetarian" in block and "not instructions" in block
+    again = await FactWorker(runtime).run_once(block_ms=None)
+    assert again.calls == 1 and memory_llm.calls[-1].messages[1].content.count("vegetarian") == 1
+
+
+async def test_a_redelivered_batch_changes_nothing_and_costs_nothing(redis_client: aioredis.Redis) -> None:
+    memory_llm = ScriptedLLM([extracted("Lives in Oslo")])
+    runtime = make_runtime(
+        ScriptedLLM(["ok"]), client=redis_client, memory_settings=FACTS_ON, memory_llm=memory_llm
+    )
+    await Assistant(runtime).chat("bo", "c", "I live in Oslo")
+    assert runtime.tiers is not None
+    queue = runtime.tiers.fact_queue
+    entry = (await queue.read("crashed-worker", 10, None))[0]  # taken by a worker that then died
+    await queue.push("bo", "c", entry.upto)  # and the same turns queued again
+    await asyncio.sleep(0.3)  # past reclaim_seconds
+    report = await FactWorker(runtime, name="survivor").run_once(block_ms=None)
+    assert report.entries == 2 and report.calls == 1  # reclaimed and applied once
+    assert [f.text for f in await runtime.tiers.facts.all("bo")] == ["Lives in Oslo"]
+    assert await queue.pending() == 0 and await queue.backlog() == 0
+    memory_llm.assert_consumed()
+
+
+async def test_a_failed_extraction_stays_pending_and_is_retried(redis_client: aioredis.Redis) -> None:
+    def broken(call: ScriptedCall) -> str:
+        return "I am not JSON"
+
+    memory_llm = ScriptedLLM([broken, extracted("Plays chess")])
+    runtime = make_runtime(
+        ScriptedLLM(["ok"]), client=redis_client, memory_settings=FACTS_ON, memory_llm=memory_llm
+    )
+    await Assistant(runtime).chat("cy", "c", "I play chess")
+    worker = FactWorker(runtime)
+    assert (await worker.run_once(block_ms=None)).failed == 1
+    assert runtime.tiers is not None and await runtime.tiers.facts.all("cy") == []
+    await asyncio.sleep(0.3)
+    assert (await worker.run_once(block_ms=None)).turns == 2
+    assert [f.text for f in await runtime.tiers.facts.all("cy")] == ["Plays chess"]
