@@ -33,6 +33,7 @@ __all__ = [
     "facts_base",
     "legacy_recall_base",
     "raw_id",
+    "readable_id",
     "recall_base",
     "shared_scope",
     "user_patterns",
@@ -55,6 +56,14 @@ def raw_id(value: str | bytes, what: str = "id") -> bytes:
     if len(raw) > 65_536:
         raise InputError(f"{what} is {len(raw)} bytes; ids are limited to 64 KiB")
     return raw
+
+
+def readable_id(raw: bytes) -> str | bytes:
+    """A stored raw id as callers gave it: str when it is valid UTF-8, else the bytes."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
 
 
 def encode_id(value: str | bytes, what: str = "id") -> str:

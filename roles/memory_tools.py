@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import InputError
-from brain.llm.protocol import ToolCall, ToolSpec
+from brain.llm.protocol import Embed, ToolCall, ToolSpec, embed_one
 from brain.memory.core import CoreMemory
 from brain.search.index import Hit, IndexedDoc, SearchIndex
 from roles.skills import check_arguments
@@ -87,9 +87,6 @@ SPECS = [
         ["start_date", "end_date"],
     ),
 ]
-
-
-Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
 
 
 class ToolOutcome(BaseModel):
@@ -184,10 +181,7 @@ class MemoryTools:
         return outcome.model_copy(update={"heartbeat": heartbeat or outcome.heartbeat})
 
     async def vector(self, text: str) -> list[float] | None:
-        if self.embed is None or not text.strip():
-            return None
-        vectors: list[list[float]] = await self.embed([text])
-        return vectors[0]
+        return await embed_one(self.embed, text)
 
     def _scope(self, label: str) -> bytes:
         if label not in self.scopes:

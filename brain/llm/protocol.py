@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,11 +13,24 @@ __all__ = [
     "LLM",
     "ChatMessage",
     "Completion",
+    "Embed",
     "TextDelta",
     "ToolCall",
     "ToolCallDelta",
     "ToolSpec",
+    "embed_one",
 ]
+
+Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
+"""An embedding endpoint: one vector per text, in order (`LLM.embed`)."""
+
+
+async def embed_one(embed: Embed | None, text: str) -> list[float] | None:
+    """The vector of `text`, or None without an embedding endpoint (or for blank text)."""
+    if embed is None or not text.strip():
+        return None
+    return (await embed([text]))[0]
+
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from redis.exceptions import RedisError, ResponseError
 
 from brain.errors import StoreError
-from brain.keys import fact_queue_key, raw_id
+from brain.keys import fact_queue_key, raw_id, readable_id
 from brain.store.connection import RedisClient
 
 __all__ = ["FactQueue", "QueueEntry"]
@@ -25,13 +25,6 @@ class QueueEntry(BaseModel):
     user_id: str | bytes
     chat_id: str | bytes
     upto: int
-
-
-def _text(raw: bytes) -> str | bytes:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
 
 
 class FactQueue:
@@ -107,7 +100,10 @@ def _entries(raw: list[Any]) -> list[QueueEntry]:
         eid = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
         out.append(
             QueueEntry(
-                id=eid, user_id=_text(data["user"]), chat_id=_text(data["chat"]), upto=int(data["upto"])
+                id=eid,
+                user_id=readable_id(data["user"]),
+                chat_id=readable_id(data["chat"]),
+                upto=int(data["upto"]),
             )
         )
     return out

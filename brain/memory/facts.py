@@ -20,6 +20,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from brain.errors import ConflictError, InputError, StoreError
 from brain.keys import encode_id, facts_base
+from brain.llm.protocol import Embed, embed_one
 from brain.memory.fact_scripts import ADD, RESTORE, RETIRE
 from brain.search.index import IndexedDoc, SearchIndex
 from brain.store.connection import RedisClient
@@ -87,7 +88,7 @@ class AuditEvent(BaseModel):
 class FactStore:
     """Users' facts in Redis (the client is injected). Every write is atomic with its audit event."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain", embed: Any = None) -> None:
+    def __init__(self, client: RedisClient, *, prefix: str = "brain", embed: Embed | None = None) -> None:
         self._client = client
         self.prefix = prefix
         self.embed = embed
@@ -135,7 +136,7 @@ class FactStore:
                 raise StoreError(f"fact hash index points at a missing fact {existing!r}")
             return same, False
         doc = IndexedDoc(id=fact.id, text=fact.text, tags=(fact.category,), ts=fact.created_at)
-        await self.index(user_id).add(doc, await self._vector(fact.text))
+        await self.index(user_id).add(doc, await embed_one(self.embed, fact.text))
         return fact, True
 
     async def retire(
@@ -196,7 +197,7 @@ class FactStore:
             query,
             tags=[category] if category else (),
             limit=max(limit * 4, 20),
-            vector=await self._vector(query),
+            vector=await embed_one(self.embed, query),
         )
         facts = {f.id: f for f in await self.get_many(user_id, [h.doc.id for h in hits])}
         found = [facts[h.doc.id] for h in hits if h.doc.id in facts]
@@ -256,12 +257,6 @@ class FactStore:
             await self._client.hset(key, encode_id(chat_id, "chat_id"), upto)
         except (RedisError, OSError) as exc:
             raise StoreError(f"writing fact progress failed: {exc}") from exc
-
-    async def _vector(self, text: str) -> list[float] | None:
-        if self.embed is None or not text.strip():
-            return None
-        vectors: list[list[float]] = await self.embed([text])
-        return vectors[0]
 
 
 def _parse(raw: bytes | str, state: bytes | str | None) -> Fact:

@@ -4,18 +4,15 @@ searchable). Namespaces come from `brain.keys`, so one tenant's index is never a
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-
 from brain.keys import archival_base, legacy_recall_base, recall_base
+from brain.llm.protocol import Embed, embed_one
 from brain.memory.core import CoreMemory
 from brain.memory.fact_queue import FactQueue
 from brain.memory.facts import FactStore
 from brain.search.index import IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
 
-__all__ = ["Embed", "Tiers"]
-
-Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
+__all__ = ["Tiers"]
 
 
 class Tiers:
@@ -48,6 +45,4 @@ class Tiers:
 
     async def vector(self, text: str) -> list[float] | None:
         """The embedding of `text`, or None without an embedding model (or for blank text)."""
-        if self.embed is None or not text.strip():
-            return None
-        return (await self.embed([text]))[0]
+        return await embed_one(self.embed, text)

@@ -6,16 +6,14 @@ Loading the same file twice adds nothing; a changed file replaces its old passag
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from brain.llm.protocol import Embed
 from brain.llm.tokens import Tokenizer
 from brain.search.index import IndexedDoc, SearchIndex
 
 __all__ = ["LoadResult", "load_document", "split_document"]
-
-Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
 
 
 class LoadResult(BaseModel):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from brain.errors import ConflictError, InputError
-from brain.keys import encode_id, raw_id
+from brain.keys import encode_id, raw_id, readable_id
 from brain.llm.usage import Usage
 from brain.message import Message
 from brain.store.protocol import Conversation, ConversationMeta, StoredState, Turn, WriteBatch, WriteResult
@@ -61,7 +61,7 @@ class InMemoryStore:
             if len(message.content.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
                 raise InputError(f"message {message.id} is larger than {self.max_message_bytes} bytes")
         record = self._data.setdefault(self._key(conv), _Record())
-        self._chat_ids.setdefault(self._key(conv), _readable(raw_id(conv.chat_id)))
+        self._chat_ids.setdefault(self._key(conv), readable_id(raw_id(conv.chat_id)))
         seqs, added, tokens = [], 0, 0
         for message, count in batch.turns:
             seq = record.ids.get("t:" + message.id)
@@ -164,10 +164,3 @@ class InMemoryStore:
     async def list_chats(self, user_id: str | bytes) -> list[str | bytes]:
         user = encode_id(user_id, "user_id")
         return [chat for (u, _), chat in self._chat_ids.items() if u == user]
-
-
-def _readable(raw: bytes) -> str | bytes:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw

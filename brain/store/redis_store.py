@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from redis.exceptions import RedisError, ResponseError
 
 from brain.errors import ConflictError, InputError, StoreError
-from brain.keys import ConversationKeys, conversation_keys, encode_id, raw_id
+from brain.keys import ConversationKeys, conversation_keys, encode_id, raw_id, readable_id
 from brain.llm.usage import Usage
 from brain.message import SCHEMA_VERSION, Message
 from brain.store.connection import RedisClient
@@ -215,14 +215,7 @@ class RedisMemoryStore:
             chats = [await self._client.hget(key, "chat_id") for key in metas]
         except (RedisError, OSError) as exc:
             raise StoreError(f"listing the chats of user {user_id!r} failed: {exc}") from exc
-        return [_readable(c if isinstance(c, bytes) else c.encode()) for c in chats if c is not None]
-
-
-def _readable(raw: bytes) -> str | bytes:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw
+        return [readable_id(c if isinstance(c, bytes) else c.encode()) for c in chats if c is not None]
 
 
 def _parse_meta(keys: ConversationKeys, raw: list[bytes], turn_count: int) -> ConversationMeta:
