@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -52,14 +53,7 @@ class Turn:
     def spend(self, completion: Completion) -> None:
         """Count what one LLM call of this turn cost."""
         self.calls += 1
-        self.usage = Usage(
-            prompt_tokens=self.usage.prompt_tokens + completion.usage.prompt_tokens,
-            completion_tokens=self.usage.completion_tokens + completion.usage.completion_tokens,
-        )
-
-    @property
-    def conversation(self) -> Conversation:
-        return Conversation(self.memory.user_id, self.memory.chat_id)
+        self.usage += completion.usage
 
 
 class Assistant(Role, ChatOperations):
@@ -178,12 +172,16 @@ class Assistant(Role, ChatOperations):
         """The user's text still waiting for an answer (a turn that failed), if any."""
         return (await self.load_memory(user_id, chat_id)).last_talk
 
+    def _lock(self, user_id: str | bytes, chat_id: str | bytes) -> AbstractAsyncContextManager[None]:
+        """The chat's lock: calls on one chat in this process run one at a time."""
+        return self._locks.hold((raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id")))
+
     @contextlib.asynccontextmanager
     async def _chat(
         self, user_id: str | bytes, chat_id: str | bytes, pending: str | None = None
     ) -> AsyncIterator[BrainMemory]:
         """Hold the chat's lock and load its memory (saving `pending` as the text to answer)."""
-        async with self._locks.hold((raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id"))):
+        async with self._lock(user_id, chat_id):
             yield await self.load_memory(user_id, chat_id, pending=pending)
 
     # ------------------------------------------------------------------ turns

@@ -8,7 +8,6 @@ from contextlib import AbstractAsyncContextManager
 from actions.summarizer import Summarizer
 from actions.title import make_title
 from brain.errors import InputError
-from brain.keys import raw_id
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.erasure import ErasureReport, erase_chat, erase_user
 from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
@@ -16,7 +15,6 @@ from brain.message import Message, check_text, speaker
 from brain.runtime import Runtime
 from brain.settings import MemorySettings
 from brain.store.protocol import Conversation
-from roles.locks import KeyedLocks
 
 __all__ = ["ChatOperations"]
 
@@ -27,7 +25,9 @@ class ChatOperations:
     runtime: Runtime
     memory_settings: MemorySettings
     summarizer: Summarizer
-    _locks: KeyedLocks
+
+    def _lock(self, user_id: str | bytes, chat_id: str | bytes) -> AbstractAsyncContextManager[None]:
+        raise NotImplementedError
 
     def _chat(
         self, user_id: str | bytes, chat_id: str | bytes, pending: str | None = None
@@ -90,7 +90,7 @@ class ChatOperations:
 
     async def export_chat(self, user_id: str, chat_id: str) -> ConversationExport:
         """Everything stored of the chat (every raw turn) as a versioned export."""
-        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
+        async with self._lock(user_id, chat_id):
             return await export_conversation(self.runtime.store, Conversation(user_id, chat_id))
 
     async def import_chat(self, user_id: str, chat_id: str, export: ConversationExport) -> None:
@@ -102,7 +102,7 @@ class ChatOperations:
     async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
         """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors."""
         conv = Conversation(user_id, chat_id)
-        async with self._locks.hold((raw_id(user_id), raw_id(chat_id))):
+        async with self._lock(user_id, chat_id):
             return await erase_chat(self.runtime.store, self.runtime.tiers, conv)
 
     async def forget_user(self, user_id: str) -> ErasureReport:

@@ -24,6 +24,14 @@ class Usage(BaseModel):
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def __add__(self, other: Usage) -> Usage:
+        """Tokens of both (counted locally when either was)."""
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            counted_locally=self.counted_locally or other.counted_locally,
+        )
+
 
 class CallRecord(BaseModel):
     """One LLM call as the gateway saw it."""

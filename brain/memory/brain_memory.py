@@ -206,17 +206,10 @@ class BrainMemory(BaseModel):
 
     def add_usage(self, calls: int, usage: Usage) -> None:
         """LLM calls and tokens an answer cost; stored with the chat by the next `dumps()`."""
-        spent = self._pending_usage or Usage(prompt_tokens=0, completion_tokens=0)
-        self._pending_usage = Usage(
-            prompt_tokens=spent.prompt_tokens + usage.prompt_tokens,
-            completion_tokens=spent.completion_tokens + usage.completion_tokens,
-        )
+        self._pending_usage = usage if self._pending_usage is None else self._pending_usage + usage
         self._pending_calls += calls
         self.calls += calls
-        self.usage = Usage(
-            prompt_tokens=self.usage.prompt_tokens + usage.prompt_tokens,
-            completion_tokens=self.usage.completion_tokens + usage.completion_tokens,
-        )
+        self.usage += usage
         self.is_dirty = True
 
     def add_knowledge(self, msg: Message) -> None:

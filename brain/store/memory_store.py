@@ -86,12 +86,8 @@ class InMemoryStore:
         if batch.set_last_talk:
             update["last_talk"] = batch.last_talk
         if batch.calls:
-            spent = batch.usage or Usage(prompt_tokens=0, completion_tokens=0)
             update["calls"] = meta.calls + batch.calls
-            update["usage"] = Usage(
-                prompt_tokens=meta.usage.prompt_tokens + spent.prompt_tokens,
-                completion_tokens=meta.usage.completion_tokens + spent.completion_tokens,
-            )
+            update["usage"] = meta.usage + (batch.usage or Usage(prompt_tokens=0, completion_tokens=0))
         record.meta = meta.model_copy(update=update)
         return WriteResult(
             version=record.meta.version,
