@@ -53,6 +53,22 @@ def client_kwargs(settings: RedisSettings, url: str) -> dict[str, Any]:
     return kwargs
 
 
+async def _wait_turn(turns: asyncio.Semaphore, wait_s: float | None, cap: int) -> None:
+    """Take one of `cap` turns, first come, first served; a free one costs no timer. After `wait_s`
+    seconds of waiting, a `ConnectionError` that says which setting to raise."""
+    if not turns.locked():
+        await turns.acquire()  # free now: returns at once
+        return
+    try:
+        async with asyncio.timeout(wait_s):
+            await turns.acquire()
+    except TimeoutError:
+        raise RedisConnectionError(
+            f"No connection available: all {cap} connections stayed busy for {wait_s} s "
+            "(raise redis.max_connections or redis.pool_timeout)"
+        ) from None
+
+
 class FairBlockingPool(aioredis.ConnectionPool):
     """A pool that, at its cap, makes commands wait (up to `timeout` seconds) first come, first served.
 
@@ -67,17 +83,7 @@ class FairBlockingPool(aioredis.ConnectionPool):
         self._turns = asyncio.Semaphore(self.max_connections)
 
     async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
-        if not self._turns.locked():
-            await self._turns.acquire()  # free now: returns at once
-        else:
-            try:
-                async with asyncio.timeout(self.timeout):
-                    await self._turns.acquire()
-            except TimeoutError:
-                raise RedisConnectionError(
-                    f"No connection available: all {self.max_connections} connections stayed busy for "
-                    f"{self.timeout} s (raise redis.max_connections or redis.pool_timeout)"
-                ) from None
+        await _wait_turn(self._turns, self.timeout, self.max_connections)
         try:
             return await super().get_connection(*args, **kwargs)  # type: ignore[no-untyped-call]
         except BaseException:
@@ -107,17 +113,7 @@ class WaitingCluster(RedisCluster):
         if _HOLDING.get():  # a pipeline retrying one of its commands already holds a turn
             yield
             return
-        if self._gate.locked():
-            try:
-                async with asyncio.timeout(self._pool_timeout):
-                    await self._gate.acquire()
-            except TimeoutError:
-                raise RedisConnectionError(
-                    f"No connection available: all {self._cap} connections stayed busy for "
-                    f"{self._pool_timeout} s (raise redis.max_connections or redis.pool_timeout)"
-                ) from None
-        else:
-            await self._gate.acquire()
+        await _wait_turn(self._gate, self._pool_timeout, self._cap)
         token = _HOLDING.set(True)
         try:
             yield
