@@ -25,6 +25,7 @@ from brain.keys import raw_id
 from brain.llm.protocol import Completion, TextDelta
 from brain.llm.usage import Usage
 from brain.memory.brain_memory import BrainMemory
+from brain.memory.window import Window
 from brain.message import Message, check_text
 from brain.runtime import Runtime, open_runtime
 from brain.settings import Settings
@@ -227,17 +228,22 @@ class Assistant(Role, ChatOperations):
             memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
             raise
 
+    @property
+    def window(self) -> Window:
+        """The prompt's history window: every unsummarized turn must fit in it."""
+        return Window.of(self.memory_settings, self.context_window)
+
     async def refine_memory(self, memory: BrainMemory) -> str | None:
-        """Take the pending talk; summarize first when the active window is over budget."""
-        if memory.needs_summary(self.context_window):
-            await self._summarize(memory, int(self.context_window * self.memory_settings.keep_recent_share))
+        """Take the pending talk; first, when the unsummarized turns no longer fit the prompt's window, fold
+        the oldest into the summary (the fact worker usually did it earlier): nothing falls out of view."""
+        if memory.summary_due(self.window):
+            await self._summarize(memory)
         return memory.pop_last_talk()
 
-    async def _summarize(self, memory: BrainMemory, keep_recent: int) -> None:
+    async def _summarize(self, memory: BrainMemory) -> None:
+        keep = self.window.share(self.memory_settings.keep_recent_share)
         try:
-            await memory.summarize(
-                self.summarizer, self.memory_settings.summary_max_words, keep_recent=keep_recent
-            )
+            await memory.summarize(self.summarizer, self.memory_settings.summary_max_words, keep_recent=keep)
         except BrainError as exc:  # the answer can still be given from the window; try again next turn
             _log.warning("summarizing a chat failed, will retry next turn: %s", exc)
 

@@ -115,7 +115,7 @@ class TieredAssistant(Assistant):
         await self.sync_recall(memory)
         head = self.tokenizer.count(render_blocks(await self.core_blocks(memory.user_id))) + 600
         if memory.window_tokens + head + self.memory_settings.reply_tokens > self.context_window:
-            await self._summarize(memory, int(self.context_window * self.memory_settings.keep_recent_share))
+            await self._summarize(memory)
         return await super().refine_memory(memory)
 
     async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:

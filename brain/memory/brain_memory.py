@@ -19,6 +19,7 @@ from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
 from brain.llm.usage import SummaryStats, Usage
 from brain.message import Message, speaker
 from brain.settings import MemorySettings
+from brain.memory.window import Window, older_than_recent
 from brain.store.protocol import Conversation, MemoryStore, StoredState, Turn, WriteBatch
 
 __all__ = ["BrainMemory", "Summarize"]
@@ -268,9 +269,9 @@ class BrainMemory(BaseModel):
         """The conversation's key base; ids are encoded so no id can break or collide with a key."""
         return conversation_keys(prefix, user_id, chat_id).base
 
-    def needs_summary(self, context_window: int) -> bool:
-        """Whether the active window has grown past `memory.summarize_share` of the context window."""
-        return self.window_tokens > self._settings.summarize_share * context_window
+    def summary_due(self, window: Window) -> bool:
+        """Whether the unsummarized turns no longer fit `window` (see `brain.memory.window`)."""
+        return window.exceeded_by(self.turn_count - self.summary_upto, self.window_tokens)
 
     async def read_history(self, start: int = 1, count: int = 100) -> list[Turn]:
         """Stored raw turns, paged by sequence number (1 is the first turn ever)."""
@@ -314,17 +315,18 @@ class BrainMemory(BaseModel):
         max_words: int = 200,
         keep_language: bool = False,
         limit: int = -1,
-        keep_recent: int = 0,
+        keep_recent: int | Window = 0,
     ) -> str:
         """Fold the unsummarized turns (and the old summary) into a new summary and commit it atomically.
         `summarizer` does the LLM work (`actions.Summarizer`).
 
         With `limit > 0` and fewer tokens than that, returns the text unchanged with no LLM call. An empty
-        memory returns "". The newest turns worth `keep_recent` tokens stay unsummarized. Any failure (LLM,
+        memory returns "". The newest turns that fit `keep_recent` (a `Window`, or tokens) stay unsummarized. Any failure (LLM,
         empty or over-long output, a concurrent summary) leaves the memory and the store as they were.
         """
         await self.dumps()
-        turns = _older_than_recent(await self.read_history(self.summary_upto + 1, _ALL), keep_recent)
+        keep = keep_recent if isinstance(keep_recent, Window) else Window(turns=_ALL, tokens=keep_recent)
+        turns = older_than_recent(await self.read_history(self.summary_upto + 1, _ALL), keep)
         if not turns:
             return self.historical_summary
         lines = [f"Summary so far: {self.historical_summary}"] if self.historical_summary else []
@@ -360,16 +362,6 @@ class BrainMemory(BaseModel):
     ) -> list[str]:
         """`text` in windows of at most `window_size` tokens, each starting `overlap` tokens early."""
         return (tokenizer or Tokenizer.for_model("", OFFLINE_ENCODING)).split(text, window_size, overlap)
-
-
-def _older_than_recent(turns: list[Turn], keep_tokens: int) -> list[Turn]:
-    """The turns before the newest ones that together fit in `keep_tokens`."""
-    kept = 0
-    for index in range(len(turns) - 1, -1, -1):
-        kept += turns[index].tokens
-        if kept > keep_tokens:
-            return turns[: index + 1]
-    return []
 
 
 def _message(value: Any) -> Message:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from brain import InMemoryStore, InputError, LLMError, MemorySettings
-from brain.testing import ScriptedLLM, tool_calls
+from brain.testing import ScriptedCall, ScriptedLLM, tool_calls
 from roles.assistant import Assistant
 from roles.skills import SkillDeclaration, Skills, check_arguments
 from tests.support.runtime import make_runtime, split_options
@@ -157,6 +158,27 @@ async def test_summarizes_only_when_the_budget_says_so() -> None:
             if m.role in {"user", "assistant"}
         )
         assert history_tokens <= 240  # prompt_history_share of the window
+
+
+def keep_markers(call: ScriptedCall) -> str:
+    """A scripted summarizer that keeps every marker `T<n>` of its input (a faithful model)."""
+    return "Said: " + " ".join(dict.fromkeys(re.findall(r"T\d+", call.messages[-1].content or "")))
+
+
+async def test_every_earlier_turn_stays_in_view_verbatim_or_in_the_summary() -> None:
+    settings = MemorySettings(window_max_turns=10, keep_recent_share=0.5)
+    llm = ScriptedLLM([f"ok A{i}" for i in range(60)])
+    memory_llm = ScriptedLLM([keep_markers] * 60)
+    a = assistant(llm, memory_settings=settings, memory_llm=memory_llm)
+    for i in range(60):
+        await a.chat("u", "c", f"note T{i}")
+    for i, call in enumerate(llm.calls):
+        prompt = " ".join(m.content or "" for m in call.messages)
+        missing = [j for j in range(i) if not re.search(rf"\bT{j}\b", prompt)]
+        assert not missing, f"turn {i}: earlier turns {missing} are out of view"
+        assert len([m for m in call.messages if m.role in {"user", "assistant"}]) <= 11
+    # each summary folds the oldest 6 of 11 turns: about one every 3 turns, never every turn
+    assert 15 <= len(memory_llm.calls) <= 25
 
 
 @pytest.mark.parametrize(

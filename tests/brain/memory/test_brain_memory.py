@@ -7,6 +7,7 @@ import pytest
 from actions.summarizer import Summarizer
 from brain import BrainMemory, InMemoryStore, InputError, LLMError, MemorySettings, Message, StoreError
 from brain.store.protocol import Conversation, StoredState, WriteBatch, WriteResult
+from brain.memory.window import Window
 from brain.testing import ScriptedLLM
 
 
@@ -174,15 +175,30 @@ async def test_title_does_not_touch_history() -> None:
     assert again.title == "Norway trip planning" and len(again.history) == 2
 
 
-async def test_needs_summary_follows_the_budget() -> None:
-    memory = await load(InMemoryStore(), summarize_share=0.5)
+async def test_a_summary_is_due_when_the_unsummarized_turns_leave_the_window() -> None:
+    memory = await load(InMemoryStore())
     for i in range(10):
         memory.add_talk(Message(content=f"message number {i} " * 10))
     await memory.dumps()
-    assert memory.window_tokens == 10 * (memory.tokenizer.count("message number 0 " * 10) + 4)
-    assert memory.needs_summary(context_window=899)
-    assert not memory.needs_summary(context_window=900)
-    assert not memory.needs_summary(context_window=100_000)
+    tokens = 10 * (memory.tokenizer.count("message number 0 " * 10) + 4)
+    assert memory.window_tokens == tokens
+    assert memory.summary_due(Window(turns=9, tokens=100_000))  # too many turns
+    assert memory.summary_due(Window(turns=100, tokens=tokens - 1))  # too many tokens
+    assert not memory.summary_due(Window(turns=10, tokens=tokens))
+
+
+async def test_a_summary_keeps_the_newest_turns_that_fit_the_kept_window() -> None:
+    store = InMemoryStore()
+    memory = await load(store)
+    for i in range(10):
+        memory.add_talk(Message(content=f"turn {i}"))
+    await memory.dumps()
+    llm = ScriptedLLM(["turns 0 to 5"])
+    await memory.summarize(Summarizer(llm), keep_recent=Window(turns=4, tokens=10_000))
+    assert "turn 5" in llm.calls[0].prompt_text and "turn 6" not in llm.calls[0].prompt_text
+    again = await load(store)
+    assert again.summary_upto == 6 and [m.content for m in again.history] == [f"turn {i}" for i in range(6, 10)]
+    assert not again.summary_due(Window(turns=4, tokens=10_000))
 
 
 async def test_llm_errors_from_summarize_leave_memory_unchanged() -> None:
