@@ -29,6 +29,7 @@ __all__ = [
     "parse_decisions",
     "parse_facts",
     "parse_json_object",
+    "parse_summary",
     "render_extract",
     "render_reconcile",
 ]
@@ -54,8 +55,11 @@ class Decision(BaseModel):
     reason: str = ""
 
 
-def render_extract(transcript: str, today: datetime | None = None) -> list[ChatMessage]:
-    """The extraction prompt for a batch of turns (`Speaker: text` lines). Pure."""
+def render_extract(
+    transcript: str, today: datetime | None = None, *, fold: Sequence[str] = (), max_words: int = 200
+) -> list[ChatMessage]:
+    """The extraction prompt for a batch of turns (`Speaker: text` lines). Pure. With `fold` (the summary
+    so far and the turns leaving the window), the same call also writes the new rolling summary."""
     date = (today or datetime.now(UTC)).date().isoformat()
     system = (
         "You keep an assistant's memory of facts about the user: preferences, personal details, plans, "
@@ -67,7 +71,24 @@ def render_extract(transcript: str, today: datetime | None = None) -> list[ChatM
         'Reply with JSON only: {"facts": [{"text": "...", "category": "...", '
         '"valid_at": "YYYY-MM-DD or null"}]} — or {"facts": []} when there is nothing to keep.'
     )
-    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=transcript)]
+    if not fold:
+        return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=transcript)]
+    system += (
+        "\n\nAlso rewrite the conversation's rolling summary from SUMMARIZE (the summary so far and the "
+        f"turns leaving the window): at most {max_words} words, in the conversation's language, keeping "
+        "names, numbers, decisions and open questions. Add it to the same JSON object as "
+        '"summary": "...".'
+    )
+    user = "NEW TURNS (extract facts):\n" + transcript + "\n\nSUMMARIZE:\n" + "\n".join(fold)
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+def parse_summary(reply: str) -> str:
+    """The `"summary"` of a combined extraction reply; `LLMError` when it is missing or empty."""
+    summary = parse_json_object(reply).get("summary")
+    if not isinstance(summary, str) or not summary.strip():
+        raise LLMError(f'expected a non-empty "summary", got {reply[:120]!r}')
+    return summary.strip()
 
 
 def parse_json_object(reply: str) -> dict[str, Any]:

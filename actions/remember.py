@@ -11,7 +11,14 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from actions.facts import NewFact, parse_decisions, parse_facts, render_extract, render_reconcile
+from actions.facts import (
+    NewFact,
+    parse_decisions,
+    parse_facts,
+    parse_summary,
+    render_extract,
+    render_reconcile,
+)
 from brain.errors import ConflictError
 from brain.llm.protocol import LLM
 from brain.memory.facts import Fact, FactStore, fact_hash
@@ -34,6 +41,7 @@ class RememberReport(BaseModel):
     retired: int = 0
     unchanged: int = 0
     rejected: tuple[str, ...] = ()  # decisions not applied (an invented id, ...)
+    summary: str | None = None  # the new rolling summary, when asked to fold turns into it
     calls: int = 0
     prompt_tokens: int = 0
 
@@ -57,16 +65,21 @@ async def remember(
     actor: str = "fact-extractor",
     related: int = 5,
     today: datetime | None = None,
+    fold: Sequence[str] = (),
+    max_words: int = 200,
 ) -> RememberReport:
-    """Extract facts from `turns` and reconcile them with `user_id`'s. `LLMError` (nothing applied, the
-    batch can be tried again) when a reply is unusable; applying the same batch again changes nothing."""
-    if not turns:
+    """Extract facts from `turns` and reconcile them with `user_id`'s. With `fold` (the summary so far and
+    the turns leaving the window), the extraction call also writes the new summary (`report.summary`).
+    `LLMError` (nothing applied, the batch can be tried again) when a reply is unusable; applying the same
+    batch again changes nothing."""
+    if not turns and not fold:
         return RememberReport()
     source = tuple(m.id for m in turns)
-    transcript = "\n".join(f"{speaker(m)}: {m.content}" for m in turns)
-    reply = await llm.complete(render_extract(transcript, today))
+    transcript = "\n".join(f"{speaker(m)}: {m.content}" for m in turns) or "(none)"
+    reply = await llm.complete(render_extract(transcript, today, fold=fold, max_words=max_words))
     calls, tokens = 1, reply.usage.prompt_tokens
     extracted = parse_facts(reply.content or "")
+    summary = parse_summary(reply.content or "") if fold else None
     unique = {fact_hash(f.text): f for f in extracted}
     known = await store.by_hash(user_id, list(unique))
     fresh = [f for h, f in unique.items() if h not in known]
@@ -109,6 +122,7 @@ async def remember(
         rejected=tuple(rejected),
         calls=calls,
         prompt_tokens=tokens,
+        summary=summary,
         **counts,
     )
 

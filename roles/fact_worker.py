@@ -13,13 +13,18 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from actions.remember import remember
-from brain.errors import BrainError, ConfigError
+from actions.remember import RememberReport, remember
+from actions.summarizer import Summarizer
+from brain.errors import BrainError, ConfigError, ConflictError
+from brain.llm.usage import SummaryStats
+from brain.memory.brain_memory import BrainMemory
 from brain.memory.fact_queue import QueueEntry
+from brain.memory.window import Window
+from brain.message import Message
 from brain.runtime import Runtime
 from brain.store.protocol import Conversation
 
@@ -77,9 +82,46 @@ class FactWorker:
             return 0, 0  # applied before (a redelivered entry): nothing changes
         stored = await self.runtime.store.read_turns(Conversation(user_id, chat_id), start + 1, upto - start)
         messages = [t.message for t in stored if not t.hidden]
-        report = await remember(self.runtime.memory_llm, facts, user_id, messages)
+        report = await self._remember(user_id, chat_id, messages)
         await facts.set_progress(user_id, chat_id, upto)
         return len(messages), report.calls
+
+    async def _remember(
+        self, user_id: str | bytes, chat_id: str | bytes, messages: list[Message]
+    ) -> RememberReport:
+        """Facts from `messages`. When the chat's unsummarized turns pass `memory.summarize_share` of the
+        prompt's window, the same extraction call folds the oldest of them into the summary, so the reply
+        path seldom has to summarize (it still does when a window is full: `Assistant.refine_memory`)."""
+        llm, facts, settings = self.runtime.memory_llm, self.tiers.facts, self.runtime.settings
+        memory = await BrainMemory.loads(
+            self.runtime.store, user_id, chat_id, settings=settings.memory, tokenizer=self.runtime.tokenizer
+        )
+        window = Window.of(settings.memory, settings.llm.context_window)
+        if not memory.summary_due(window.share(settings.memory.summarize_share)):
+            return await remember(llm, facts, user_id, messages)
+        done: list[RememberReport] = []
+
+        async def fold(lines: Sequence[str], max_words: int, keep_language: bool) -> tuple[str, SummaryStats]:
+            if self.runtime.tokenizer.count("\n".join(lines)) > settings.memory.window_tokens:
+                summarizer = Summarizer.from_settings(llm, self.runtime.tokenizer, settings.memory)
+                summary, stats = await summarizer(lines, max_words, True)  # map-reduce, capped
+                report = await remember(llm, facts, user_id, messages)
+                done.append(report.model_copy(update={"calls": report.calls + stats.calls}))
+                return summary, stats
+            report = await remember(llm, facts, user_id, messages, fold=lines, max_words=max_words)
+            done.append(report)
+            return report.summary or "", SummaryStats(calls=1, estimated_prompt_tokens=report.prompt_tokens)
+
+        try:
+            await memory.summarize(
+                fold,
+                settings.memory.summary_max_words,
+                keep_recent=window.share(settings.memory.keep_recent_share),
+            )
+        except ConflictError:  # a turn summarized the chat meanwhile; the facts are what matters here
+            if not done:
+                raise
+        return done[0] if done else await remember(llm, facts, user_id, messages)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Apply batches until `stop` is set; errors are logged and retried, never fatal."""

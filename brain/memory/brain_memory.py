@@ -17,9 +17,9 @@ from brain.errors import InputError, LLMError, StoreError
 from brain.keys import conversation_keys
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
 from brain.llm.usage import SummaryStats, Usage
+from brain.memory.window import Window, older_than_recent
 from brain.message import Message, speaker
 from brain.settings import MemorySettings
-from brain.memory.window import Window, older_than_recent
 from brain.store.protocol import Conversation, MemoryStore, StoredState, Turn, WriteBatch
 
 __all__ = ["BrainMemory", "Summarize"]
@@ -321,8 +321,8 @@ class BrainMemory(BaseModel):
         `summarizer` does the LLM work (`actions.Summarizer`).
 
         With `limit > 0` and fewer tokens than that, returns the text unchanged with no LLM call. An empty
-        memory returns "". The newest turns that fit `keep_recent` (a `Window`, or tokens) stay unsummarized. Any failure (LLM,
-        empty or over-long output, a concurrent summary) leaves the memory and the store as they were.
+        memory returns "". The newest turns that fit `keep_recent` (a `Window`, or tokens) stay unsummarized.
+        Any failure (LLM, empty or over-long output, a concurrent summary) leaves memory and store as is.
         """
         await self.dumps()
         keep = keep_recent if isinstance(keep_recent, Window) else Window(turns=_ALL, tokens=keep_recent)

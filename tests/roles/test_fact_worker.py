@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import redis.asyncio as aioredis
 
@@ -71,3 +72,27 @@ async def test_a_failed_extraction_stays_pending_and_is_retried(redis_client: ai
     await asyncio.sleep(0.3)
     assert (await worker.run_once(block_ms=None)).turns == 2
     assert [f.text for f in await runtime.tiers.facts.all("cy")] == ["Plays chess"]
+
+
+async def test_a_due_summary_rides_on_the_extraction_call(redis_client: aioredis.Redis) -> None:
+    def extract_and_fold(call: ScriptedCall) -> str:
+        assert "SUMMARIZE:" in (call.messages[1].content or "")
+        folded = (call.messages[1].content or "").split("SUMMARIZE:")[1]
+        return json.dumps({"facts": [], "summary": "Said: " + " ".join(re.findall(r"T\d+", folded))})
+
+    settings = FACTS_ON.model_copy(update={"window_max_turns": 6, "summarize_share": 0.75})
+    memory_llm = ScriptedLLM([extracted()] * 2 + [extract_and_fold])
+    runtime = make_runtime(
+        ScriptedLLM([f"ok {i}" for i in range(3)]),
+        client=redis_client,
+        memory_settings=settings,
+        memory_llm=memory_llm,
+    )
+    assistant, worker = Assistant(runtime), FactWorker(runtime)
+    for i in range(3):  # 2, 4, 6 turns: the third batch passes 0.75 x 6 unsummarized turns
+        await assistant.chat("di", "c", f"note T{i}")
+        assert (await worker.run_once(block_ms=None)).calls == 1
+    memory = await assistant.load_memory("di", "c")
+    assert memory.historical_summary == "Said: T0 T1"  # the oldest 3 of 6 turns, in the same single call
+    assert [m.content for m in memory.history] == ["ok 1", "note T2", "ok 2"]
+    memory_llm.assert_consumed()

@@ -6,8 +6,8 @@ import pytest
 
 from actions.summarizer import Summarizer
 from brain import BrainMemory, InMemoryStore, InputError, LLMError, MemorySettings, Message, StoreError
-from brain.store.protocol import Conversation, StoredState, WriteBatch, WriteResult
 from brain.memory.window import Window
+from brain.store.protocol import Conversation, StoredState, WriteBatch, WriteResult
 from brain.testing import ScriptedLLM
 
 
@@ -197,7 +197,9 @@ async def test_a_summary_keeps_the_newest_turns_that_fit_the_kept_window() -> No
     await memory.summarize(Summarizer(llm), keep_recent=Window(turns=4, tokens=10_000))
     assert "turn 5" in llm.calls[0].prompt_text and "turn 6" not in llm.calls[0].prompt_text
     again = await load(store)
-    assert again.summary_upto == 6 and [m.content for m in again.history] == [f"turn {i}" for i in range(6, 10)]
+    assert again.summary_upto == 6 and [m.content for m in again.history] == [
+        f"turn {i}" for i in range(6, 10)
+    ]
     assert not again.summary_due(Window(turns=4, tokens=10_000))
 
 
