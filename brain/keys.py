@@ -8,6 +8,8 @@ match a glob, or collide with another tenant's keys. Each namespace is one hash 
 - archival memory of a user: `P:{idx.<enc("archival:" user)>}:<part>`
 - core memory blocks of a scope (a user, an agent, a shared name): `P:{core.<enc(scope)>}:blocks`
 - fact memory of a user (facts, their index, hashes, audit stream): `P:{f.U}:<part>`
+- block memory of a session (history FIFO, archive, block state, vectors): `P:{m.U.C}:<part>`
+- procedural memory of an agent (its stored procedures, searchable): `P:{proc.<enc(agent)>}:<part>`
 
 An encoded id starts with `b` or `h` and never contains `.`, so the tags of different kinds, users and chats
 cannot meet, and `user_patterns` finds exactly one user's keys with a SCAN.
@@ -26,12 +28,14 @@ __all__ = [
     "ConversationKeys",
     "agent_scope",
     "archival_base",
+    "blocks_base",
     "conversation_keys",
     "core_key",
     "encode_id",
     "fact_queue_key",
     "facts_base",
     "legacy_recall_base",
+    "procedures_base",
     "raw_id",
     "readable_id",
     "recall_base",
@@ -135,6 +139,16 @@ def facts_base(prefix: str, user_id: str | bytes) -> str:
     return f"{prefix}:{{f.{encode_id(user_id, 'user_id')}}}"
 
 
+def blocks_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> str:
+    """Namespace of one session's memory blocks (`memory.mode: blocks` and `BlockMemory`)."""
+    return f"{prefix}:{{m.{encode_id(user_id, 'user_id')}.{encode_id(chat_id, 'chat_id')}}}"
+
+
+def procedures_base(prefix: str, agent: str | bytes) -> str:
+    """Namespace of an agent's procedural memory (summaries of its past runs, searchable by task)."""
+    return f"{prefix}:{{proc.{encode_id(agent, 'agent name')}}}"
+
+
 def fact_queue_key(prefix: str) -> str:
     """The stream of turns waiting for fact extraction (one per deployment, read by a consumer group)."""
     return f"{prefix}:{{queue}}:facts"
@@ -172,6 +186,7 @@ def user_patterns(prefix: str, user_id: str | bytes) -> tuple[str, ...]:
     return (
         f"{prefix}:{{{user}.*",
         f"{prefix}:{{r.{user}.*",
+        f"{prefix}:{{m.{user}.*",
         f"{archival_base(prefix, user_id)}:*",
         f"{facts_base(prefix, user_id)}:*",
         core_key(prefix, user_scope(user_id)),

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 __all__ = [
+    "BlockSettings",
     "FactSettings",
     "LLMSettings",
     "LogSettings",
@@ -102,13 +103,48 @@ class FactSettings(BaseModel):
     in_process_worker: bool = True
 
 
+class BlockSettings(BaseModel):
+    """Block memory (`memory.mode: blocks`), in LlamaIndex's terms: the history is a FIFO of at most
+    `chat_history_token_ratio` x `token_limit` tokens; what overflows (`token_flush_size` at a time) goes to
+    the blocks; history and blocks together stay within `token_limit`."""
+
+    model_config = _FROZEN
+
+    token_limit: int = Field(30_000, ge=256)
+    chat_history_token_ratio: float = Field(0.7, gt=0, lt=1)
+    token_flush_size: int | None = Field(None, ge=1, description="default: 10% of token_limit")
+    insert_method: Literal["system", "user"] = "system"
+    static: str = ""
+    static_priority: int = Field(0, ge=0)
+    facts: bool = True
+    max_facts: int = Field(50, ge=1, le=1_000)
+    facts_priority: int = Field(1, ge=0)
+    vector: bool = True
+    vector_top_k: int = Field(2, ge=1, le=50)
+    vector_priority: int = Field(2, ge=0)
+
+    @model_validator(mode="after")
+    def _check_flush(self) -> BlockSettings:
+        if self.token_flush_size is not None and self.token_flush_size > self.token_limit:
+            raise ValueError("token_flush_size must not be larger than token_limit")
+        return self
+
+    @property
+    def flush_size(self) -> int:
+        return self.token_flush_size or max(int(self.token_limit * 0.1), 1)
+
+    @property
+    def history_limit(self) -> int:
+        return int(self.token_limit * self.chat_history_token_ratio)
+
+
 class MemorySettings(BaseModel):
     """Memory policy: durability, size limits and the summarizer's budget."""
 
     model_config = _FROZEN
 
     llm: str = Field("memory", description="name in `llms` used for memory work; falls back to `llm`")
-    mode: Literal["brain", "tiered"] = "brain"
+    mode: Literal["brain", "tiered", "blocks"] = "brain"
     pressure_share: float = Field(0.75, gt=0, le=1)
     ttl_seconds: int | None = Field(None, gt=0)
     max_message_bytes: int = Field(1_048_576, gt=0)
@@ -125,6 +161,7 @@ class MemorySettings(BaseModel):
     summarize_max_prompt_tokens: int = Field(40_000, ge=1_000)
     summarize_concurrency: int = Field(4, ge=1, le=64)
     facts: FactSettings = FactSettings()
+    blocks: BlockSettings = BlockSettings()
 
 
 class LogSettings(BaseModel):

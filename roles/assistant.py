@@ -22,7 +22,7 @@ from actions.summarizer import Summarizer
 from actions.talk import TalkAction, render_talk
 from brain.errors import BrainError, ConfigError, InputError, StoreError
 from brain.keys import raw_id
-from brain.llm.protocol import Completion, TextDelta
+from brain.llm.protocol import ChatMessage, Completion, TextDelta
 from brain.llm.usage import Usage
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.window import Window
@@ -48,6 +48,7 @@ class Turn:
     memory: BrainMemory
     text: str
     pieces: list[str] = field(default_factory=list)
+    trail: list[ChatMessage] = field(default_factory=list)  # the turn's tool rounds (block memory keeps them)
     calls: int = 0
     usage: Usage = field(default_factory=lambda: Usage(prompt_tokens=0, completion_tokens=0))
 

@@ -36,12 +36,14 @@ class ErasureReport(BaseModel):
 
 
 async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
-    """Delete one conversation and its recall memory (postings, vectors, progress marker), also where an
-    older version kept it."""
+    """Delete one conversation, its recall memory (postings, vectors, progress marker; also where an older
+    version kept it) and its block memory (history, archive, block state, vectors)."""
     recall = 0
     if tiers is not None:
         recall = await tiers.recall(conv.user_id, conv.chat_id).drop()
         recall += await tiers.legacy_recall(conv.user_id, conv.chat_id).drop()
+        recall += await tiers.block_vectors(conv.user_id, conv.chat_id).drop()
+        recall += await tiers.block_session(conv.user_id, conv.chat_id).drop()
     existed = await store.delete(conv)
     return ErasureReport(chats=int(existed), recall_entries=recall)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.llm.protocol import Embed, embed_one
+from brain.memory.blocks.store import BlockScripts, BlockSession
 from brain.memory.core import CoreMemory
 from brain.memory.fact_queue import FactQueue
 from brain.memory.facts import FactStore
@@ -28,6 +29,7 @@ class Tiers:
         self.facts = FactStore(client, prefix=prefix, embed=embed)
         self.fact_queue = FactQueue(client, prefix=prefix)
         self._scripts = IndexScripts(client)
+        self._block_scripts = BlockScripts(client)
 
     def archival(self, user_id: str | bytes) -> SearchIndex:
         """A user's archival memory (shared by all their chats)."""
@@ -36,6 +38,15 @@ class Tiers:
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """One conversation's recall memory."""
         return SearchIndex(self.client, recall_base(self.prefix, user_id, chat_id), scripts=self._scripts)
+
+    def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSession:
+        """One conversation's block memory storage (`memory.mode: blocks`)."""
+        return BlockSession(self.client, user_id, chat_id, prefix=self.prefix, scripts=self._block_scripts)
+
+    def block_vectors(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
+        """The index of a conversation's flushed messages (the vector block's)."""
+        base = self.block_session(user_id, chat_id).base
+        return SearchIndex(self.client, f"{base}:vec", scripts=self._scripts)
 
     def legacy_recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """A chat's recall index as brain-assistant 0.1 named it (only erasure reads it)."""

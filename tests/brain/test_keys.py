@@ -11,6 +11,7 @@ from brain import BrainMemory, InputError
 from brain.keys import (
     agent_scope,
     archival_base,
+    blocks_base,
     conversation_keys,
     core_key,
     encode_id,
@@ -77,6 +78,8 @@ def tier_keys(user: str | bytes, chat: str | bytes) -> tuple[set[str], set[str]]
         *conv.all,
         recall_base("brain", user, chat) + ":docs",
         recall_base("brain", user, chat) + ":vec",
+        blocks_base("brain", user, chat) + ":active",
+        blocks_base("brain", user, chat) + ":vec:docs",
     }
     user_keys = {
         archival_base("brain", user) + ":docs",

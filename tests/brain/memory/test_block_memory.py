@@ -1,0 +1,138 @@
+"""Block memory on real Redis and Valkey: the FIFO, flushes into blocks, budgets, restarts, tenants."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis.asyncio as aioredis
+
+from actions.fact_block import FactBlock
+from brain.errors import InputError, LLMError
+from brain.llm.protocol import ChatMessage, ToolCall
+from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
+from brain.memory.blocks import BlockMemory, BlockSession, StaticBlock, VectorBlock
+from brain.memory.blocks.budget import message_tokens
+from brain.settings import BlockSettings
+from brain.testing import ScriptedCall, ScriptedLLM
+
+TOKENIZER = Tokenizer.for_model("", OFFLINE_ENCODING)
+SMALL = BlockSettings(token_limit=400, chat_history_token_ratio=0.5, token_flush_size=60)
+
+
+def facts_reply(*facts: str) -> str:
+    return json.dumps({"facts": list(facts)})
+
+
+def memory(client: aioredis.Redis, user: str, *blocks: object, chat: str = "c") -> BlockMemory:
+    return BlockMemory(
+        BlockSession(client, user, chat),
+        settings=SMALL,
+        blocks=blocks,
+        tokenizer=TOKENIZER,  # type: ignore[arg-type]
+    )
+
+
+def exchange(i: int) -> list[ChatMessage]:
+    call = ToolCall(id=f"call{i}", name="lookup", arguments=json.dumps({"q": f"item {i}"}))
+    return [
+        ChatMessage(role="user", content=f"question {i} about topic {i}"),
+        ChatMessage(role="assistant", tool_calls=(call,)),
+        ChatMessage(role="tool", tool_call_id=f"call{i}", content=f"result {i} " * 8),
+        ChatMessage(role="assistant", content=f"answer {i}"),
+    ]
+
+
+async def test_the_history_stays_in_budget_and_flushed_messages_are_archived(
+    redis_client: aioredis.Redis,
+) -> None:
+    m = memory(redis_client, "ann", StaticBlock("Always answer kindly.", priority=0))
+    await m.put(ChatMessage(role="system", content="You are Lily."))
+    for i in range(30):
+        await m.put_messages(exchange(i))
+        prompt = await m.get("next?", system="Persona.")
+        assert prompt[0].role == "system" and "Persona." in (prompt[0].content or "")
+        assert "Always answer kindly." in (prompt[0].content or "")  # priority 0: always there
+        assert any(p.content == "You are Lily." for p in prompt)  # a system message is never flushed
+        history = [p for p in prompt if p.role != "system"]
+        assert history[0].role == "user"  # never an orphan assistant or tool message first
+        assert sum(message_tokens(TOKENIZER, p) for p in prompt) <= SMALL.token_limit
+    everything = await m.get_all()
+    assert len(everything) == 1 + 30 * 4  # nothing is deleted by a flush
+    again = memory(redis_client, "ann", StaticBlock("Always answer kindly.", priority=0))  # a restart
+    assert await again.get() == await m.get()
+
+
+async def test_flushed_messages_become_facts_in_one_call_per_flush(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM([facts_reply("Ann lives in Oslo"), facts_reply("Ann is allergic to nuts")] * 10)
+    m = memory(redis_client, "ann", FactBlock(llm, TOKENIZER))
+    await m.put_messages(
+        [ChatMessage(role="user", content="I live in Oslo"), ChatMessage(role="assistant", content="ok")]
+    )
+    assert llm.calls == []  # nothing flushed yet: no call
+    for i in range(12):
+        await m.put_messages(exchange(i))
+    assert 1 <= len(llm.calls) <= 12  # one extraction per flush (at least 60 tokens), not per message
+    assert "I live in Oslo" in llm.calls[0].prompt_text
+    flushed = len(await m.session.archived(0))
+    seen = " ".join(c.messages[1].content or "" for c in llm.calls)
+    assert all(seen.count(f"question {i} ") == 1 for i in range(flushed // 4 - 1))  # each read once
+    prompt = await m.get("what do you know?")
+    assert "- Ann lives in Oslo" in (prompt[0].content or "") and "<facts>" in (prompt[0].content or "")
+
+
+async def test_a_bad_condense_never_empties_the_facts(redis_client: aioredis.Redis) -> None:
+    def condense_to_nothing(call: ScriptedCall) -> str:
+        assert "at most 3 facts" in (call.messages[0].content or "")
+        return facts_reply()
+
+    llm = ScriptedLLM([facts_reply("f1", "f2", "f3"), facts_reply("f4"), condense_to_nothing])
+    block = FactBlock(llm, TOKENIZER, max_facts=3)
+    session = BlockSession(redis_client, "bo", "c")
+    await block.aput(session, [_record("one")])
+    await block.aput(session, [_record("two")])
+    assert await block.facts(session) == ["f1", "f2", "f3", "f4"]  # kept as it was, over the limit
+    good = ScriptedLLM([facts_reply("f5"), facts_reply("f1 and f2", "f3", "f4 and f5")])
+    await FactBlock(good, TOKENIZER, max_facts=3).aput(session, [_record("three")])
+    assert await block.facts(session) == ["f1 and f2", "f3", "f4 and f5"]
+
+
+async def test_a_failing_block_reads_the_flushed_messages_again_later(redis_client: aioredis.Redis) -> None:
+    llm = ScriptedLLM([LLMError("HTTP 500"), facts_reply("Cy plays chess")])
+    m = memory(redis_client, "cy", FactBlock(llm, TOKENIZER))
+    i = 0
+    while not await m.session.archived_count():  # until the first flush
+        await m.put_messages(exchange(i))
+        i += 1
+    assert len(llm.calls) == 1  # failed, logged, the mark rolled back
+    await m.feed_blocks()
+    assert len(llm.calls) == 2 and "question 0" in llm.calls[1].prompt_text
+    assert "Cy plays chess" in ((await m.get())[0].content or "")
+
+
+async def test_one_vector_block_serves_many_sessions_without_leaks(redis_client: aioredis.Redis) -> None:
+    shared = VectorBlock(redis_client, TOKENIZER, top_k=3)
+    ann, bo = memory(redis_client, "ann", shared), memory(redis_client, "bo", shared)
+    await ann.put_messages([ChatMessage(role="user", content="my locker code is 4417 " * 10)])
+    for i in range(8):
+        await ann.put_messages(exchange(i))
+        await bo.put_messages(exchange(i))
+    assert "4417" in ((await ann.get("what is my locker code?"))[0].content or "")
+    assert "4417" not in str(await bo.get("what is my locker code?"))
+
+
+async def test_a_message_that_can_never_fit_is_refused_before_any_write(redis_client: aioredis.Redis) -> None:
+    m = memory(redis_client, "di")
+    with pytest.raises(InputError, match="can never fit"):
+        await m.put_messages(
+            [ChatMessage(role="user", content="ok"), ChatMessage(role="user", content="x " * 400)]
+        )
+    assert await m.get_all() == []
+    with pytest.raises(InputError, match="expected a ChatMessage"):
+        await m.put("hello")  # type: ignore[arg-type]
+
+
+def _record(text: str) -> object:
+    from brain.memory.blocks import Record
+
+    return Record(message=ChatMessage(role="user", content=text), tokens=5)
