@@ -156,7 +156,8 @@ class BlockMemory:
         for _ in range(4):  # estimates first, then the exact cost of what was rendered
             memory = render_block_text(fit_blocks(texts, used, limit, self.tokenizer))
             prompt = _insert(heads, history, memory, self.settings.insert_method)
-            excess = sum(message_tokens(self.tokenizer, m) for m in prompt) + extra - self.settings.token_limit
+            cost = sum(message_tokens(self.tokenizer, m) for m in prompt) + extra
+            excess = cost - self.settings.token_limit
             if excess <= 0 or not memory:
                 break
             limit -= excess
