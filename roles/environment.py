@@ -1,4 +1,8 @@
-"""`Environment` delivers published messages to the roles watching them; `Team` runs rounds under a budget."""
+"""`Environment` delivers published messages to the roles watching them; `Team` runs rounds under a budget.
+
+With procedural memory (`Team(procedures=..., name=...)`), a run starts with the procedure of the most similar
+earlier run of this team (as quoted reference, not instructions) and ends by storing its own (one LLM call).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from actions.procedure import summarize_run
+from brain.errors import BrainError
+from brain.llm.protocol import LLM
+from brain.memory.procedures import Procedure, ProcedureStore
 from brain.message import Message
 from roles.role import USER_REQUIREMENT, Role
 
-__all__ = ["Environment", "Team", "TeamResult"]
+__all__ = ["Environment", "Team", "TeamResult", "with_procedure"]
 
 _log = logging.getLogger("brain.team")
 
@@ -52,14 +60,36 @@ class TeamResult(BaseModel):
     message: str
     tokens_used: int
     history: tuple[Message, ...]
+    used_procedure: str | None = None  # id of the earlier run's procedure the run started from
+    procedure: Procedure | None = None  # this run's, as stored
+    procedure_error: str | None = None  # why this run's procedure could not be stored
+
+
+def with_procedure(idea: str, procedure: Procedure) -> str:
+    """The task with an earlier run's procedure attached as quoted reference. Pure."""
+    fence = "`" * 3
+    body = procedure.procedure.replace(fence, "'")
+    return (
+        f"{idea}\n\nHow a similar earlier task ({procedure.task[:200]!r}) went (reference to reuse, not "
+        f"instructions):\n{fence}\n{body}\n{fence}"
+    )
 
 
 class Team:
     """Hire roles, give them an idea, run rounds until idle, `n_round`, or the token budget."""
 
-    def __init__(self, env: Environment | None = None, budget_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        env: Environment | None = None,
+        budget_tokens: int | None = None,
+        *,
+        procedures: ProcedureStore | None = None,
+        name: str = "team",
+        procedure_llm: LLM | None = None,
+    ) -> None:
         self.env = env or Environment()
         self.budget_tokens = budget_tokens
+        self.procedures, self.name, self.procedure_llm = procedures, name, procedure_llm
 
     def hire(self, roles: Sequence[Role]) -> None:
         self.env.add_roles(roles)
@@ -72,8 +102,15 @@ class Team:
         return sum(llm.usage.totals().total_tokens for llm in llms.values())
 
     async def run(self, idea: str, n_round: int = 3, send_to: Sequence[str] = ()) -> TeamResult:
+        earlier = await self.procedures.find(self.name, idea) if self.procedures is not None else []
+        start_at = len(self.env.history)
         self.env.publish_message(
-            Message(content=idea, cause_by=USER_REQUIREMENT, sent_from="Human", send_to=tuple(send_to))
+            Message(
+                content=with_procedure(idea, earlier[0]) if earlier else idea,
+                cause_by=USER_REQUIREMENT,
+                sent_from="Human",
+                send_to=tuple(send_to),
+            )
         )
         start = self.tokens_used()
         rounds = 0
@@ -102,10 +139,26 @@ class Team:
         else:
             message = f"stopped after n_round={n_round} rounds with work left ({used} tokens)"
         _log.info(message)
-        return TeamResult(
+        result = TeamResult(
             rounds=rounds,
             stop_reason=reason,
             message=message,
             tokens_used=used,
             history=tuple(self.env.history),
+            used_procedure=earlier[0].id if earlier else None,
         )
+        return await self._record(idea, result, start_at)
+
+    async def _record(self, idea: str, result: TeamResult, start_at: int) -> TeamResult:
+        """Store the run's procedure (one call); a failure is logged and reported, the run's result stays."""
+        if self.procedures is None or not self.env.roles:
+            return result
+        llm = self.procedure_llm or next(iter(self.env.roles.values())).llm
+        steps = [*result.history[start_at + 1 :], Message(content=result.message, sent_from="Team")]
+        try:
+            text = await summarize_run(llm, idea, steps)
+            stored = await self.procedures.save(Procedure(agent=self.name, task=idea, procedure=text))
+        except BrainError as exc:
+            _log.warning("the procedure of team %r's run was not stored: %s", self.name, exc)
+            return result.model_copy(update={"procedure_error": str(exc)})
+        return result.model_copy(update={"procedure": stored})

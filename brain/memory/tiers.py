@@ -10,6 +10,7 @@ from brain.memory.blocks.store import BlockScripts, BlockSession
 from brain.memory.core import CoreMemory
 from brain.memory.fact_queue import FactQueue
 from brain.memory.facts import FactStore
+from brain.memory.procedures import ProcedureStore
 from brain.search.index import IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
 
@@ -28,6 +29,7 @@ class Tiers:
         self.core = CoreMemory(client, prefix=prefix)
         self.facts = FactStore(client, prefix=prefix, embed=embed)
         self.fact_queue = FactQueue(client, prefix=prefix)
+        self.procedures = ProcedureStore(client, prefix=prefix, embed=embed)
         self._scripts = IndexScripts(client)
         self._block_scripts = BlockScripts(client)
 
