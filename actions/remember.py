@@ -34,6 +34,7 @@ class RememberReport(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    repeat: bool = False  # the same turns gave facts that are all still current: no call at all
     extracted: int = 0
     duplicates: int = 0  # exact repeats of facts we hold: no reconciliation for them
     added: int = 0
@@ -42,6 +43,7 @@ class RememberReport(BaseModel):
     unchanged: int = 0
     rejected: tuple[str, ...] = ()  # decisions not applied (an invented id, ...)
     summary: str | None = None  # the new rolling summary, when asked to fold turns into it
+    hashes: tuple[str, ...] = ()  # content hashes of the facts extracted
     calls: int = 0
     prompt_tokens: int = 0
 
@@ -76,6 +78,36 @@ async def remember(
         return RememberReport()
     source = tuple(m.id for m in turns)
     transcript = "\n".join(f"{speaker(m)}: {m.content}" for m in turns) or "(none)"
+    batch = fact_hash(transcript)
+    if not fold and await _repeat(store, user_id, batch):
+        return RememberReport(repeat=True)
+    report = await _remember(llm, store, user_id, transcript, source, actor, related, today, fold, max_words)
+    if not report.rejected:
+        facts = await store.by_hash(user_id, list(report.hashes))
+        await store.set_batch_facts(user_id, batch, list(facts.values()))
+    return report
+
+
+async def _repeat(store: FactStore, user_id: str | bytes, batch: str) -> bool:
+    """Whether exactly these turns were applied before and every fact they gave is still current."""
+    ids = await store.batch_facts(user_id, batch)
+    if ids is None:
+        return False
+    return len([f for f in await store.get_many(user_id, ids) if f.current]) == len(ids)
+
+
+async def _remember(
+    llm: LLM,
+    store: FactStore,
+    user_id: str | bytes,
+    transcript: str,
+    source: tuple[str, ...],
+    actor: str,
+    related: int,
+    today: datetime | None,
+    fold: Sequence[str],
+    max_words: int,
+) -> RememberReport:
     reply = await llm.complete(render_extract(transcript, today, fold=fold, max_words=max_words))
     calls, tokens = 1, reply.usage.prompt_tokens
     extracted = parse_facts(reply.content or "")
@@ -116,7 +148,10 @@ async def remember(
                 counts["retired"] += int(gone)
             else:
                 counts["unchanged"] += 1
+                if d.existing is not None and d.text:
+                    await store.alias(user_id, d.text, d.existing)  # this wording again: no call
     return RememberReport(
+        hashes=tuple(unique),
         extracted=len(extracted),
         duplicates=len(extracted) - len(fresh),
         rejected=tuple(rejected),

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from collections.abc import AsyncIterator, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -52,28 +53,52 @@ class FactWorker:
         self.runtime, self.tiers = runtime, runtime.tiers
         self.settings = runtime.settings.memory.facts
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{id(self):x}"
+        self._held: dict[tuple[str | bytes, str | bytes], list[QueueEntry]] = {}
+        self._first: dict[tuple[str | bytes, str | bytes], float] = {}
+        self._last: dict[tuple[str | bytes, str | bytes], float] = {}
 
-    async def run_once(self, block_ms: int | None = None) -> WorkerReport:
-        """Apply one batch: entries other workers abandoned, then new ones (waiting up to `block_ms`)."""
-        queue, count = self.tiers.fact_queue, self.settings.batch_turns
-        entries = await queue.reclaim(self.name, int(self.settings.reclaim_seconds * 1000), count)
-        entries += await queue.read(self.name, count, block_ms if not entries else None)
-        chats: dict[tuple[str | bytes, str | bytes], list[QueueEntry]] = {}
+    async def run_once(self, block_ms: int | None = None, *, hold: bool = False) -> WorkerReport:
+        """Apply what is queued: entries other workers abandoned, then new ones (waiting up to `block_ms`).
+
+        With `hold` (what `run` does), a chat's entries wait until it has `batch_turns` new turns, has been
+        quiet for `idle_seconds`, or its oldest entry is half way to `reclaim_seconds`: a busy chat costs
+        one extraction per batch, not per turn. Held entries stay pending in the stream (a crash loses
+        nothing: they are reclaimed)."""
+        queue, settings = self.tiers.fact_queue, self.settings
+        entries = await queue.reclaim(self.name, int(settings.reclaim_seconds * 1000), settings.batch_turns)
+        entries += await queue.read(self.name, 10 * settings.batch_turns, block_ms if not entries else None)
+        now = time.monotonic()
         for entry in entries:
-            chats.setdefault((entry.user_id, entry.chat_id), []).append(entry)
+            chat = (entry.user_id, entry.chat_id)
+            self._held.setdefault(chat, []).append(entry)
+            self._first.setdefault(chat, now)
+            self._last[chat] = now
+        due = [chat for chat in self._held if not hold or self._due(chat, now)]
         done: list[str] = []
         turns = calls = failed = 0
-        for (user_id, chat_id), group in chats.items():
+        for chat in due:
+            group = self._held.pop(chat)
+            self._first.pop(chat, None)
+            self._last.pop(chat, None)
             try:
-                applied, spent = await self._apply(user_id, chat_id, max(e.upto for e in group))
+                applied, spent = await self._apply(*chat, max(e.upto for e in group))
             except BrainError as exc:  # left pending: this or another worker retries after reclaim_seconds
-                _log.warning("fact extraction for %r/%r failed, will retry: %s", user_id, chat_id, exc)
+                _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
                 failed += 1
                 continue
             turns, calls = turns + applied, calls + spent
             done += [e.id for e in group]
         await queue.done(done)
-        return WorkerReport(entries=len(entries), chats=len(chats), turns=turns, calls=calls, failed=failed)
+        return WorkerReport(entries=len(entries), chats=len(due), turns=turns, calls=calls, failed=failed)
+
+    def _due(self, chat: tuple[str | bytes, str | bytes], now: float) -> bool:
+        group, settings = self._held[chat], self.settings
+        span = max(e.upto for e in group) - min(e.upto for e in group) + 2  # an entry is one exchange
+        return (
+            span >= settings.batch_turns
+            or now - self._last[chat] >= settings.idle_seconds
+            or now - self._first[chat] >= settings.reclaim_seconds / 2
+        )
 
     async def _apply(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> tuple[int, int]:
         facts = self.tiers.facts
@@ -124,11 +149,16 @@ class FactWorker:
         return done[0] if done else await remember(llm, facts, user_id, messages)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Apply batches until `stop` is set; errors are logged and retried, never fatal."""
+        """Apply batches until `stop` is set; errors are logged and retried, never fatal. While chats are
+        held, the worker reads every quarter of `idle_seconds` instead of waking for each turn (it shares
+        the event loop with the turns it serves)."""
         block = int(self.settings.idle_seconds * 1000)
         while not stop.is_set():
             try:
-                await self.run_once(block)
+                if self._held:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), self.settings.idle_seconds / 4)
+                await self.run_once(None if self._held else block, hold=True)
             except BrainError as exc:
                 _log.warning("fact worker %s: %s; retrying", self.name, exc)
                 await asyncio.sleep(self.settings.idle_seconds)

@@ -22,7 +22,7 @@ from brain.errors import ConflictError, InputError, StoreError
 from brain.keys import encode_id, facts_base
 from brain.llm.protocol import Embed, embed_one
 from brain.memory.fact_scripts import ADD, RESTORE, RETIRE
-from brain.search.index import IndexedDoc, SearchIndex
+from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
 
 __all__ = ["AuditEvent", "Fact", "FactStore", "fact_hash"]
@@ -95,13 +95,14 @@ class FactStore:
         self._add = client.register_script(ADD)
         self._retire = client.register_script(RETIRE)
         self._restore = client.register_script(RESTORE)
+        self._scripts = IndexScripts(client)
 
     def _keys(self, user_id: str | bytes) -> list[str]:
         base = facts_base(self.prefix, user_id)
         return [f"{base}:facts", f"{base}:state", f"{base}:hash", f"{base}:audit"]
 
     def index(self, user_id: str | bytes) -> SearchIndex:
-        return SearchIndex(self._client, facts_base(self.prefix, user_id))
+        return SearchIndex(self._client, facts_base(self.prefix, user_id), scripts=self._scripts)
 
     async def _call(self, what: str, script: Any, user_id: str | bytes, args: list[Any]) -> Any:
         try:
@@ -193,25 +194,62 @@ class FactStore:
     ) -> list[Fact]:
         """Facts matching `query` (BM25, fused with vectors when embeddings are on): current ones, or the
         ones true at `as_of`; best first."""
+        vector = await embed_one(self.embed, query)
         hits, _ = await self.index(user_id).search(
             query,
             tags=[category] if category else (),
-            limit=max(limit * 4, 20),
-            vector=await embed_one(self.embed, query),
+            limit=max(limit * 2, 10),
+            vector=vector,
+            ids_only=vector is None,
         )
         facts = {f.id: f for f in await self.get_many(user_id, [h.doc.id for h in hits])}
         found = [facts[h.doc.id] for h in hits if h.doc.id in facts]
         return [f for f in found if (f.true_at(as_of) if as_of is not None else f.current)][:limit]
 
     async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
-        """Current fact ids by content hash, for the hashes that have one."""
+        """Current fact ids by content hash, for the hashes that have one: a current fact's own text, or a
+        wording `alias`ed to a current fact."""
         if not hashes:
             return {}
+        _, state, own, _ = self._keys(user_id)
         try:
-            raw = await self._client.hmget(self._keys(user_id)[2], list(hashes))
+            pipe = self._client.pipeline(transaction=False)
+            pipe.hmget(own, list(hashes))
+            pipe.hmget(f"{facts_base(self.prefix, user_id)}:alias", list(hashes))
+            direct, aliased = await pipe.execute()
+            found = {h: r for h, r in zip(hashes, direct, strict=True) if r}
+            alias = {h: a for h, a in zip(hashes, aliased, strict=True) if a and h not in found}
+            if alias:
+                retired = await self._client.hmget(state, list(alias.values()))
+                found.update({h: a for (h, a), r in zip(alias.items(), retired, strict=True) if not r})
         except (RedisError, OSError) as exc:
             raise StoreError(f"reading fact hashes failed: {exc}") from exc
-        return {h: (r.decode() if isinstance(r, bytes) else r) for h, r in zip(hashes, raw, strict=True) if r}
+        return {h: (r.decode() if isinstance(r, bytes) else r) for h, r in found.items()}
+
+    async def alias(self, user_id: str | bytes, text: str, fact_id: str) -> None:
+        """Remember that `text` says what fact `fact_id` says: while that fact is current, the same
+        wording again is an exact duplicate (no LLM call)."""
+        key = f"{facts_base(self.prefix, user_id)}:alias"
+        try:
+            await self._client.hset(key, fact_hash(text), fact_id)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"writing a fact alias failed: {exc}") from exc
+
+    async def batch_facts(self, user_id: str | bytes, batch: str) -> list[str] | None:
+        """The facts a batch with content hash `batch` gave when it was last applied (None: never)."""
+        key = f"{facts_base(self.prefix, user_id)}:batches"
+        try:
+            raw = await self._client.hget(key, batch)
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"reading fact batches failed: {exc}") from exc
+        return None if raw is None else list(json.loads(raw))
+
+    async def set_batch_facts(self, user_id: str | bytes, batch: str, fact_ids: Sequence[str]) -> None:
+        key = f"{facts_base(self.prefix, user_id)}:batches"
+        try:
+            await self._client.hset(key, batch, json.dumps(sorted(set(fact_ids))))
+        except (RedisError, OSError) as exc:
+            raise StoreError(f"writing fact batches failed: {exc}") from exc
 
     async def history(self, user_id: str | bytes, fact_id: str | None = None) -> list[AuditEvent]:
         """The audit events of one fact (or of all), oldest first."""

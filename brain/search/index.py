@@ -142,9 +142,11 @@ class SearchIndex:
         offset: int = 0,
         limit: int = 10,
         vector: Sequence[float] | None = None,
+        ids_only: bool = False,
     ) -> tuple[list[Hit], int]:
         """BM25 hits for `query` (best first) within the filters, and how many matched in all. With a query
-        `vector`, the lexical and the vector rankings are fused (reciprocal rank fusion).
+        `vector`, the lexical and the vector rankings are fused (reciprocal rank fusion). With `ids_only`
+        and no vector, hits carry only document ids: nothing else is read (the total is then 0).
 
         An empty query lists documents in the date range, newest first."""
         if vector is not None and query.strip():
@@ -165,9 +167,11 @@ class SearchIndex:
             max(limit, 0),
         ]
         total, *flat = await self._call("searching", self._search(keys=[self._key("docs")], args=args))
-        ids, scores = flat[0::2], [float(s) for s in flat[1::2]]
-        docs = {d.id: d for d in await self._docs([x.decode() if isinstance(x, bytes) else x for x in ids])}
-        names = [x.decode() if isinstance(x, bytes) else x for x in ids]
+        names = [x.decode() if isinstance(x, bytes) else x for x in flat[0::2]]
+        scores = [float(s) for s in flat[1::2]]
+        if ids_only:
+            return [Hit(doc=IndexedDoc(id=i, text=""), score=s) for i, s in zip(names, scores, strict=True)], 0
+        docs = {d.id: d for d in await self._docs(names)}
         hits = [Hit(doc=docs[i], score=s) for i, s in zip(names, scores, strict=True) if i in docs]
         return hits, int(total)
 

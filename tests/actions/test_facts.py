@@ -65,13 +65,26 @@ def turn(text: str) -> list[Message]:
 
 async def test_exact_repeats_cost_no_reconciliation(redis_client: aioredis.Redis) -> None:
     store = FactStore(redis_client)
-    llm = ScriptedLLM([facts_reply("Is vegetarian", "Lives in Oslo")] + [facts_reply("is vegetarian.")] * 3)
+    llm = ScriptedLLM([facts_reply("Is vegetarian", "Lives in Oslo"), facts_reply("is vegetarian.")])
     first = await remember(llm, store, "ann", turn("I'm vegetarian and I live in Oslo"))
     assert (first.added, first.calls) == (2, 1)  # nothing related yet: no second call
-    for _ in range(3):
-        again = await remember(llm, store, "ann", turn("I'm vegetarian"))
-        assert (again.duplicates, again.added, again.calls) == (1, 0, 1)
+    again = await remember(llm, store, "ann", turn("I'm vegetarian"))
+    assert (again.duplicates, again.added, again.calls) == (1, 0, 1)  # a known fact: no reconciliation
+    for _ in range(3):  # the very same turn again, its facts all current: no call at all
+        repeat = await remember(llm, store, "ann", turn("I'm vegetarian"))
+        assert repeat.repeat and repeat.calls == 0
     assert sorted(f.text for f in await store.all("ann")) == ["Is vegetarian", "Lives in Oslo"]
+    llm.assert_consumed()
+
+
+async def test_a_repeated_turn_is_read_again_once_its_facts_changed(redis_client: aioredis.Redis) -> None:
+    store = FactStore(redis_client)
+    llm = ScriptedLLM([facts_reply("Likes tea"), facts_reply("Likes tea")])
+    await remember(llm, store, "bo", turn("I like tea"))
+    fact = (await store.all("bo"))[0]
+    await store.retire("bo", fact.id, actor="test", reason="user said otherwise")
+    again = await remember(llm, store, "bo", turn("I like tea"))  # said again after the change
+    assert not again.repeat and again.added == 1 and [f.text for f in await store.all("bo")] == ["Likes tea"]
     llm.assert_consumed()
 
 

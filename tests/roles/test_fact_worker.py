@@ -96,3 +96,28 @@ async def test_a_due_summary_rides_on_the_extraction_call(redis_client: aioredis
     assert memory.historical_summary == "Said: T0 T1"  # the oldest 3 of 6 turns, in the same single call
     assert [m.content for m in memory.history] == ["ok 1", "note T2", "ok 2"]
     memory_llm.assert_consumed()
+
+
+async def test_a_busy_chat_is_read_in_batches_and_a_quiet_one_after_idle_seconds(
+    redis_client: aioredis.Redis,
+) -> None:
+    settings = MemorySettings(facts=FactSettings(enabled=True, batch_turns=6, idle_seconds=0.3))
+    memory_llm = ScriptedLLM([extracted("Likes tea"), extracted()])
+    runtime = make_runtime(
+        ScriptedLLM([f"ok {i}" for i in range(4)]),
+        client=redis_client,
+        memory_settings=settings,
+        memory_llm=memory_llm,
+    )
+    assistant, worker = Assistant(runtime), FactWorker(runtime)
+    for i in range(2):
+        await assistant.chat("ed", "c", f"I like tea {i}")
+        assert (await worker.run_once(block_ms=None, hold=True)).calls == 0  # held: 2, then 4 turns
+    await assistant.chat("ed", "c", "I like tea 2")
+    report = await worker.run_once(block_ms=None, hold=True)  # 6 turns: one batch, one call
+    assert (report.turns, report.calls) == (6, 1) and "tea 0" in memory_llm.calls[0].prompt_text
+    await assistant.chat("ed", "c", "just one more")
+    assert (await worker.run_once(block_ms=None, hold=True)).calls == 0
+    await asyncio.sleep(0.35)
+    assert (await worker.run_once(block_ms=None, hold=True)).turns == 2  # quiet for idle_seconds
+    memory_llm.assert_consumed()
