@@ -170,7 +170,9 @@ class SearchIndex:
         names = [x.decode() if isinstance(x, bytes) else x for x in flat[0::2]]
         scores = [float(s) for s in flat[1::2]]
         if ids_only:
-            return [Hit(doc=IndexedDoc(id=i, text=""), score=s) for i, s in zip(names, scores, strict=True)], 0
+            return [
+                Hit(doc=IndexedDoc(id=i, text=""), score=s) for i, s in zip(names, scores, strict=True)
+            ], 0
         docs = {d.id: d for d in await self._docs(names)}
         hits = [Hit(doc=docs[i], score=s) for i, s in zip(names, scores, strict=True) if i in docs]
         return hits, int(total)

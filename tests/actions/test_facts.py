@@ -136,3 +136,25 @@ async def test_facts_keep_the_users_language(redis_client: aioredis.Redis) -> No
     again = await remember(llm, store, "dai", turn("我很喜欢吃辣"))
     assert again.duplicates == 1 and [f.text for f in await store.all("dai")] == ["喜欢吃辣"]
     assert "the language the user writes in" in (llm.calls[0].messages[0].content or "")
+
+
+async def test_a_wording_matched_to_a_known_fact_costs_no_call_the_next_time(
+    redis_client: aioredis.Redis,
+) -> None:
+    store = FactStore(redis_client)
+    same = json.dumps({"memory": [{"event": "NONE", "id": "0", "new": 0}]})
+    llm = ScriptedLLM(
+        [
+            facts_reply("Lives in Oslo"),
+            facts_reply("Has a home in Oslo"),
+            same,
+            facts_reply("Has a home in Oslo"),
+        ]
+    )
+    await remember(llm, store, "cy", turn("I live in Oslo"))
+    matched = await remember(llm, store, "cy", turn("My home is in Oslo"))
+    assert (matched.calls, matched.unchanged) == (2, 1)  # reconciled once: the same fact
+    again = await remember(llm, store, "cy", turn("Yes, my home is in Oslo"))  # other turns, same wording
+    assert (again.calls, again.duplicates) == (1, 1)  # an exact duplicate now: no reconciliation
+    assert [f.text for f in await store.all("cy")] == ["Lives in Oslo"]
+    llm.assert_consumed()
