@@ -16,11 +16,13 @@ from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall
 from brain.llm.tokens import Tokenizer
 from brain.message import Message
 
-__all__ = ["TalkAction", "ToolRunner", "render_facts", "render_talk"]
+__all__ = ["Refit", "TalkAction", "ToolRunner", "render_facts", "render_talk"]
 
 FENCE = "`" * 3
 
 ToolRunner = Callable[[ToolCall], Awaitable[str]]
+Refit = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
+"""The prompt for the next call of a turn, given the turn's tool rounds so far."""
 
 
 def render_facts(facts: Sequence[str]) -> str:
@@ -85,12 +87,22 @@ class TalkAction(Action):
         self.run_tool = run_tool
         self.max_steps = max_steps
 
-    async def stream(self, llm: LLM, prompt: list[ChatMessage]) -> AsyncIterator[TextDelta | Completion]:
+    async def stream(
+        self,
+        llm: LLM,
+        prompt: list[ChatMessage],
+        *,
+        trail: list[ChatMessage] | None = None,
+        refit: Refit | None = None,
+    ) -> AsyncIterator[TextDelta | Completion]:
         """Text deltas of the answer and the `Completion` of each call (a tool round's, then the final
-        one, which has no tool calls). Tool rounds run in between."""
-        messages = list(prompt)
+        one, which has no tool calls). Tool rounds run in between; their messages (the model's calls, the
+        results) are appended to `trail`. Each call sends `prompt` and the trail, or with `refit` whatever
+        `await refit(trail)` returns (a memory that fits its budget again around a growing turn)."""
+        trail = [] if trail is None else trail
         for step in range(self.max_steps + 1):
             tools = self.tools if self.run_tool is not None and step < self.max_steps else ()
+            messages = await refit(trail) if refit is not None else [*prompt, *trail]
             final: Completion | None = None
             async for event in llm.stream(messages, tools=tools):
                 if isinstance(event, Completion):
@@ -103,9 +115,9 @@ class TalkAction(Action):
                 yield final.model_copy(update={"tool_calls": ()}) if final.tool_calls else final
                 return
             yield final
-            messages.append(final.as_message())
+            trail.append(final.as_message())
             for call in final.tool_calls:
-                messages.append(
+                trail.append(
                     ChatMessage(role="tool", tool_call_id=call.id, content=await self.run_tool(call))
                 )
         raise LLMError(f"{llm.model}: still calling tools after {self.max_steps} steps")

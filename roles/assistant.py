@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from actions.summarizer import Summarizer
-from actions.talk import TalkAction, render_talk
+from actions.talk import Refit, TalkAction, render_talk
 from brain.errors import BrainError, ConfigError, InputError, StoreError
 from brain.keys import raw_id
 from brain.llm.protocol import ChatMessage, Completion, TextDelta
@@ -262,7 +262,14 @@ class Assistant(Role, ChatOperations):
             history_tokens=memory.history_tokens,
             facts=await self.relevant_facts(memory.user_id, turn.text),
         )
-        async for event in self.talk_action.stream(self.llm, prompt):
+        async for piece in self._talk(turn, prompt):
+            yield piece
+
+    async def _talk(
+        self, turn: Turn, prompt: list[ChatMessage], refit: Refit | None = None
+    ) -> AsyncIterator[str]:
+        """The talk action's answer for `turn`, as it streams (tool rounds go to `turn.trail`)."""
+        async for event in self.talk_action.stream(self.llm, prompt, trail=turn.trail, refit=refit):
             if isinstance(event, TextDelta):
                 yield event.text
                 continue

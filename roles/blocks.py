@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 from actions.fact_block import FactBlock
-from brain.errors import ConfigError, LLMError, StoreError
-from brain.llm.protocol import ChatMessage, Completion, TextDelta
+from brain.errors import ConfigError, StoreError
+from brain.llm.protocol import ChatMessage
 from brain.memory.blocks import BlockMemory, MemoryBlock, StaticBlock, VectorBlock
 from brain.memory.blocks.budget import message_tokens
 from brain.memory.brain_memory import BrainMemory
@@ -76,33 +76,17 @@ class BlocksAssistant(Assistant):
         return memory.pop_last_talk()
 
     async def _answer(self, turn: Turn) -> AsyncIterator[str]:
+        """The answer, each call's prompt fitted again by block memory around the turn's tool rounds."""
         memory = self.block_memory(turn.memory.user_id, turn.memory.chat_id)
         user = ChatMessage(role="user", content=turn.text)
         system = self.persona.system_prompt()
-        for step in range(self.talk_action.max_steps + 1):
-            prompt = await memory.get(turn.text, system=system, reserve=self._trail_tokens(turn))
-            prompt = [*prompt, user, *turn.trail]
-            tools = self.talk_action.tools if step < self.talk_action.max_steps and self.skills else ()
-            final: Completion | None = None
-            async for event in self.llm.stream(prompt, tools=tools):
-                if isinstance(event, TextDelta):
-                    yield event.text
-                elif isinstance(event, Completion):
-                    final = event
-            if final is None:
-                raise LLMError(f"{self.llm.model}: the reply stream ended without a completion")
-            turn.spend(final)
-            if not final.tool_calls:
-                if not turn.pieces and final.content:
-                    yield final.content
-                return
-            turn.trail.append(final.as_message())
-            for call in final.tool_calls:
-                result = await self.skills.invoke(call)
-                turn.trail.append(ChatMessage(role="tool", tool_call_id=call.id, content=result))
 
-    def _trail_tokens(self, turn: Turn) -> int:
-        return sum(message_tokens(self.tokenizer, m) for m in turn.trail)
+        async def refit(trail: list[ChatMessage]) -> list[ChatMessage]:
+            reserve = sum(message_tokens(self.tokenizer, m) for m in trail)
+            return [*await memory.get(turn.text, system=system, reserve=reserve), user, *trail]
+
+        async for piece in self._talk(turn, [], refit):
+            yield piece
 
     async def _commit(self, turn: Turn) -> None:
         """Store the transcript as every mode does, then the turn's messages (tool rounds included) in
