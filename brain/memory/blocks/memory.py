@@ -143,25 +143,30 @@ class BlockMemory:
         heads = ([ChatMessage(role="system", content=system)] if system else []) + stored
         records, _ = await self.session.active()
         history = [r.message for r in records]
-        used = sum(r.tokens for r in records) + sum(message_tokens(self.tokenizer, m) for m in heads)
-        used += self.tokenizer.count(input or "") + 4 + reserve
+        extra = self.tokenizer.count(input or "") + 4 + reserve
+        used = sum(r.tokens for r in records) + sum(message_tokens(self.tokenizer, m) for m in heads) + extra
         texts: list[BlockText] = []
         for block in self.blocks:
             content = await block.aget(self.session, history, input)
             if content:
                 cost = self.tokenizer.count(content) + 2 * self.tokenizer.count(block.name) + 6
                 texts.append(BlockText(block.name, block.priority, content, cost, block.truncate))
-        extra = self.tokenizer.count(input or "") + 4 + reserve
         limit = self.settings.token_limit
         for _ in range(4):  # estimates first, then the exact cost of what was rendered
             memory = render_block_text(fit_blocks(texts, used, limit, self.tokenizer))
             prompt = _insert(heads, history, memory, self.settings.insert_method)
-            cost = sum(message_tokens(self.tokenizer, m) for m in prompt) + extra
-            excess = cost - self.settings.token_limit
+            excess = used + self._inserted(heads + history, prompt) - self.settings.token_limit
             if excess <= 0 or not memory:
                 break
             limit -= excess
         return prompt
+
+    def _inserted(self, before: list[ChatMessage], after: list[ChatMessage]) -> int:
+        """Tokens the blocks' insertion added: the one message it changed or added, less the one it
+        replaced (the rest is counted already, as stored)."""
+        kept, old = {id(m) for m in after}, {id(m) for m in before}
+        added = sum(message_tokens(self.tokenizer, m) for m in after if id(m) not in old)
+        return added - sum(message_tokens(self.tokenizer, m) for m in before if id(m) not in kept)
 
 
 def _insert(
