@@ -97,9 +97,12 @@ class FactStore:
         self._restore = client.register_script(RESTORE)
         self._scripts = IndexScripts(client)
 
+    def _key(self, user_id: str | bytes, part: str) -> str:
+        return f"{facts_base(self.prefix, user_id)}:{part}"
+
     def _keys(self, user_id: str | bytes) -> list[str]:
-        base = facts_base(self.prefix, user_id)
-        return [f"{base}:facts", f"{base}:state", f"{base}:hash", f"{base}:audit"]
+        """The keys every fact script takes: facts, state, hashes, audit."""
+        return [self._key(user_id, part) for part in ("facts", "state", "hash", "audit")]
 
     def index(self, user_id: str | bytes) -> SearchIndex:
         return SearchIndex(self._client, facts_base(self.prefix, user_id), scripts=self._scripts)
@@ -215,7 +218,7 @@ class FactStore:
         try:
             pipe = self._client.pipeline(transaction=False)
             pipe.hmget(own, list(hashes))
-            pipe.hmget(f"{facts_base(self.prefix, user_id)}:alias", list(hashes))
+            pipe.hmget(self._key(user_id, "alias"), list(hashes))
             direct, aliased = await pipe.execute()
             found = {h: r for h, r in zip(hashes, direct, strict=True) if r}
             alias = {h: a for h, a in zip(hashes, aliased, strict=True) if a and h not in found}
@@ -229,7 +232,7 @@ class FactStore:
     async def alias(self, user_id: str | bytes, text: str, fact_id: str) -> None:
         """Remember that `text` says what fact `fact_id` says: while that fact is current, the same
         wording again is an exact duplicate (no LLM call)."""
-        key = f"{facts_base(self.prefix, user_id)}:alias"
+        key = self._key(user_id, "alias")
         try:
             await self._client.hset(key, fact_hash(text), fact_id)
         except (RedisError, OSError) as exc:
@@ -237,7 +240,7 @@ class FactStore:
 
     async def batch_facts(self, user_id: str | bytes, batch: str) -> list[str] | None:
         """The facts a batch with content hash `batch` gave when it was last applied (None: never)."""
-        key = f"{facts_base(self.prefix, user_id)}:batches"
+        key = self._key(user_id, "batches")
         try:
             raw = await self._client.hget(key, batch)
         except (RedisError, OSError) as exc:
@@ -245,7 +248,7 @@ class FactStore:
         return None if raw is None else list(json.loads(raw))
 
     async def set_batch_facts(self, user_id: str | bytes, batch: str, fact_ids: Sequence[str]) -> None:
-        key = f"{facts_base(self.prefix, user_id)}:batches"
+        key = self._key(user_id, "batches")
         try:
             await self._client.hset(key, batch, json.dumps(sorted(set(fact_ids))))
         except (RedisError, OSError) as exc:
@@ -283,14 +286,14 @@ class FactStore:
 
     async def progress(self, user_id: str | bytes, chat_id: str | bytes) -> int:
         """The last turn of the chat whose facts were applied (0: none yet)."""
-        key = f"{facts_base(self.prefix, user_id)}:progress"
+        key = self._key(user_id, "progress")
         try:
             return int(await self._client.hget(key, encode_id(chat_id, "chat_id")) or 0)
         except (RedisError, OSError) as exc:
             raise StoreError(f"reading fact progress failed: {exc}") from exc
 
     async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
-        key = f"{facts_base(self.prefix, user_id)}:progress"
+        key = self._key(user_id, "progress")
         try:
             await self._client.hset(key, encode_id(chat_id, "chat_id"), upto)
         except (RedisError, OSError) as exc:

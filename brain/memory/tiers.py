@@ -47,8 +47,8 @@ class Tiers:
 
     def block_vectors(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """The index of a conversation's flushed messages (the vector block's)."""
-        base = self.block_session(user_id, chat_id).base
-        return SearchIndex(self.client, f"{base}:vec", scripts=self._scripts)
+        base = self.block_session(user_id, chat_id).vectors_base
+        return SearchIndex(self.client, base, scripts=self._scripts)
 
     def legacy_recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """A chat's recall index as brain-assistant 0.1 named it (only erasure reads it)."""

@@ -92,7 +92,7 @@ class VectorBlock(MemoryBlock):
         self._scripts = scripts or IndexScripts(client)
 
     def index(self, session: BlockSession) -> SearchIndex:
-        return SearchIndex(self._client, f"{session.base}:vec", scripts=self._scripts)
+        return SearchIndex(self._client, session.vectors_base, scripts=self._scripts)
 
     async def aput(self, session: BlockSession, records: Sequence[Record]) -> None:
         lines = [f"{r.message.role}: {r.message.content}" for r in records if r.message.content]

@@ -99,6 +99,7 @@ class BlockSession:
             f"{self.base}:archived",
             f"{self.base}:state",
         )
+        self.vectors_base = f"{self.base}:vec"  # the namespace of the vector block's index
         self._scripts = scripts or BlockScripts(client)
 
     async def _call(self, what: str, coro: Any) -> Any:
