@@ -15,6 +15,7 @@ import os
 import socket
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
@@ -44,6 +45,15 @@ class WorkerReport(BaseModel):
     failed: int = 0  # chats left pending after an error (retried later)
 
 
+@dataclass
+class _Held:
+    """A chat's entries this worker holds back for a bigger batch, and when it first and last saw one."""
+
+    first: float
+    last: float = 0.0
+    entries: list[QueueEntry] = field(default_factory=list)
+
+
 class FactWorker:
     """One consumer of the fact queue."""
 
@@ -53,9 +63,7 @@ class FactWorker:
         self.runtime, self.tiers = runtime, runtime.tiers
         self.settings = runtime.settings.memory.facts
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{id(self):x}"
-        self._held: dict[tuple[str | bytes, str | bytes], list[QueueEntry]] = {}
-        self._first: dict[tuple[str | bytes, str | bytes], float] = {}
-        self._last: dict[tuple[str | bytes, str | bytes], float] = {}
+        self._held: dict[tuple[str | bytes, str | bytes], _Held] = {}
 
     async def run_once(self, block_ms: int | None = None, *, hold: bool = False) -> WorkerReport:
         """Apply what is queued: entries other workers abandoned, then new ones (waiting up to `block_ms`).
@@ -69,17 +77,14 @@ class FactWorker:
         entries += await queue.read(self.name, 10 * settings.batch_turns, block_ms if not entries else None)
         now = time.monotonic()
         for entry in entries:
-            chat = (entry.user_id, entry.chat_id)
-            self._held.setdefault(chat, []).append(entry)
-            self._first.setdefault(chat, now)
-            self._last[chat] = now
-        due = [chat for chat in self._held if not hold or self._due(chat, now)]
+            held = self._held.setdefault((entry.user_id, entry.chat_id), _Held(first=now))
+            held.entries.append(entry)
+            held.last = now
+        due = [chat for chat, held in self._held.items() if not hold or self._due(held, now)]
         done: list[str] = []
         turns = calls = failed = 0
         for chat in due:
-            group = self._held.pop(chat)
-            self._first.pop(chat, None)
-            self._last.pop(chat, None)
+            group = self._held.pop(chat).entries
             try:
                 applied, spent = await self._apply(*chat, max(e.upto for e in group))
             except BrainError as exc:  # left pending: this or another worker retries after reclaim_seconds
@@ -91,13 +96,12 @@ class FactWorker:
         await queue.done(done)
         return WorkerReport(entries=len(entries), chats=len(due), turns=turns, calls=calls, failed=failed)
 
-    def _due(self, chat: tuple[str | bytes, str | bytes], now: float) -> bool:
-        group, settings = self._held[chat], self.settings
-        span = max(e.upto for e in group) - min(e.upto for e in group) + 2  # an entry is one exchange
+    def _due(self, held: _Held, now: float) -> bool:
+        settings, uptos = self.settings, [e.upto for e in held.entries]
         return (
-            span >= settings.batch_turns
-            or now - self._last[chat] >= settings.idle_seconds
-            or now - self._first[chat] >= settings.reclaim_seconds / 2
+            max(uptos) - min(uptos) + 2 >= settings.batch_turns  # an entry is one exchange
+            or now - held.last >= settings.idle_seconds
+            or now - held.first >= settings.reclaim_seconds / 2
         )
 
     async def _apply(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> tuple[int, int]:
