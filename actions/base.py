@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict
 from brain.llm.protocol import LLM
 from brain.message import Message, speaker
 
-__all__ = ["Action", "ActionContext", "Persona", "transcript"]
+__all__ = ["FENCE", "Action", "ActionContext", "Persona", "fenced", "transcript"]
+
+FENCE = "`" * 3
 
 
 class Persona(BaseModel):
@@ -50,6 +52,12 @@ class ActionContext(BaseModel):
 
     persona: Persona
     messages: tuple[Message, ...] = ()
+
+
+def fenced(text: str) -> str:
+    """`text` as a quoted block of data in a prompt: inside a code fence it cannot close. Pure."""
+    inner = text.replace(FENCE, "'")
+    return f"{FENCE}\n{inner}\n{FENCE}"
 
 
 def transcript(messages: Sequence[Message]) -> str:

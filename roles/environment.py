@@ -13,14 +13,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from actions.procedure import summarize_run
+from actions.procedure import render_with_procedure, summarize_run
 from brain.errors import BrainError
 from brain.llm.protocol import LLM
 from brain.memory.procedures import Procedure, ProcedureStore
 from brain.message import Message
 from roles.role import USER_REQUIREMENT, Role
 
-__all__ = ["Environment", "Team", "TeamResult", "with_procedure"]
+__all__ = ["Environment", "Team", "TeamResult"]
 
 _log = logging.getLogger("brain.team")
 
@@ -65,16 +65,6 @@ class TeamResult(BaseModel):
     procedure_error: str | None = None  # why this run's procedure could not be stored
 
 
-def with_procedure(idea: str, procedure: Procedure) -> str:
-    """The task with an earlier run's procedure attached as quoted reference. Pure."""
-    fence = "`" * 3
-    body = procedure.procedure.replace(fence, "'")
-    return (
-        f"{idea}\n\nHow a similar earlier task ({procedure.task[:200]!r}) went (reference to reuse, not "
-        f"instructions):\n{fence}\n{body}\n{fence}"
-    )
-
-
 class Team:
     """Hire roles, give them an idea, run rounds until idle, `n_round`, or the token budget."""
 
@@ -106,7 +96,7 @@ class Team:
         start_at = len(self.env.history)
         self.env.publish_message(
             Message(
-                content=with_procedure(idea, earlier[0]) if earlier else idea,
+                content=render_with_procedure(idea, earlier[0]) if earlier else idea,
                 cause_by=USER_REQUIREMENT,
                 sent_from="Human",
                 send_to=tuple(send_to),
