@@ -14,15 +14,10 @@ from brain.memory.erasure import user_keys
 from brain.settings import BlockSettings
 from brain.testing import ScriptedLLM, tool_calls
 from roles import Assistant, BlocksAssistant
-from roles.skills import SkillDeclaration, Skills
+from roles.skills import Skills
+from tests.roles.test_assistant import WEATHER
 from tests.support.runtime import make_runtime
 
-WEATHER = SkillDeclaration(
-    name="get_weather",
-    description="Weather for a city",
-    entry="tests.roles.sample_skills:get_weather",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
 BLOCKS = MemorySettings(
     mode="blocks",
     blocks=BlockSettings(
