@@ -219,10 +219,10 @@ async def economy(url: str) -> dict[str, Any]:
     tokens = statistics.mean(c.prompt_tokens for c in memory_llm.calls)
     kinds = {"extract": 0, "reconcile": 0, "fold": 0, "summary": 0}
     for c in memory_llm.calls:
-        user = c.messages[1].content or ""
-        if "EXISTING facts" in user:
+        asked = c.messages[1].content or ""
+        if "EXISTING facts" in asked:
             kinds["reconcile"] += 1
-        elif "SUMMARIZE:" in user:
+        elif "SUMMARIZE:" in asked:
             kinds["fold"] += 1
         elif "condense conversation" in (c.messages[0].content or ""):
             kinds["summary"] += 1
