@@ -12,15 +12,24 @@ from collections.abc import Sequence
 
 from actions.facts import parse_facts
 from brain.errors import LLMError
-from brain.llm.protocol import LLM, ChatMessage
+from brain.llm.protocol import LLM, ChatMessage, JsonSchema
 from brain.llm.tokens import Tokenizer
 from brain.memory.blocks import BlockSession, MemoryBlock, Record
 
-__all__ = ["FactBlock", "render_block_extract", "render_condense"]
+__all__ = ["FACT_LIST", "FactBlock", "render_block_extract", "render_condense"]
 
 _log = logging.getLogger("brain.blocks")
 
 _REPLY = 'Reply with JSON only: {"facts": ["...", "..."]}.'
+FACT_LIST = JsonSchema(
+    name="facts",
+    shape={
+        "type": "object",
+        "properties": {"facts": {"type": "array", "items": {"type": "string"}}},
+        "required": ["facts"],
+        "additionalProperties": False,
+    },
+)
 
 
 def render_block_extract(transcript: str, known: Sequence[str]) -> list[ChatMessage]:
@@ -72,7 +81,7 @@ class FactBlock(MemoryBlock):
         if not lines:
             return
         known = await self.facts(session)
-        reply = await self.llm.complete(render_block_extract("\n".join(lines), known))
+        reply = await self.llm.complete(render_block_extract("\n".join(lines), known), json_schema=FACT_LIST)
         new = [f.text for f in parse_facts(reply.content or "")]
         known = await self.facts(session)  # again: another writer may have added some meanwhile
         merged = known + [f for f in dict.fromkeys(new) if f not in known]
@@ -82,7 +91,7 @@ class FactBlock(MemoryBlock):
 
     async def _condense(self, facts: list[str]) -> list[str]:
         try:
-            reply = await self.llm.complete(render_condense(facts, self.max_facts))
+            reply = await self.llm.complete(render_condense(facts, self.max_facts), json_schema=FACT_LIST)
             condensed = list(dict.fromkeys(f.text for f in parse_facts(reply.content or "")))
         except LLMError as exc:
             _log.warning("condensing %d facts failed; keeping them all: %s", len(facts), exc)

@@ -20,12 +20,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import LLMError
-from brain.llm.protocol import ChatMessage
+from brain.llm.protocol import ChatMessage, JsonSchema
 
 __all__ = [
     "CATEGORIES",
+    "RECONCILE_SCHEMA",
     "Decision",
     "NewFact",
+    "extract_schema",
     "parse_decisions",
     "parse_facts",
     "parse_json_object",
@@ -35,6 +37,48 @@ __all__ = [
 ]
 
 CATEGORIES = ("preferences", "personal", "plans", "health", "work", "relationships", "constraints", "misc")
+
+
+def _object(**properties: dict[str, Any]) -> dict[str, Any]:
+    """A strict JSON-schema object: every property required, no others."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+_FACT = _object(
+    text={"type": "string"},
+    category={"type": "string", "enum": list(CATEGORIES)},
+    valid_at={"type": ["string", "null"]},
+)
+
+
+def extract_schema(fold: bool = False) -> JsonSchema:
+    """The shape of an extraction reply; with `fold`, the rolling summary too."""
+    facts = {"type": "array", "items": _FACT}
+    if fold:
+        return JsonSchema(name="facts_and_summary", shape=_object(facts=facts, summary={"type": "string"}))
+    return JsonSchema(name="facts", shape=_object(facts=facts))
+
+
+RECONCILE_SCHEMA = JsonSchema(
+    name="memory_decisions",
+    shape=_object(
+        memory={
+            "type": "array",
+            "items": _object(
+                event={"type": "string", "enum": ["ADD", "UPDATE", "DELETE", "NONE"]},
+                id={"type": ["string", "null"]},
+                text={"type": "string"},
+                new={"type": "integer"},
+            ),
+        }
+    ),
+)
+"""The shape of a reconciliation reply."""
 
 
 class NewFact(BaseModel):

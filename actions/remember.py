@@ -12,7 +12,9 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict
 
 from actions.facts import (
+    RECONCILE_SCHEMA,
     NewFact,
+    extract_schema,
     parse_decisions,
     parse_facts,
     parse_summary,
@@ -108,7 +110,10 @@ async def _remember(
     fold: Sequence[str],
     max_words: int,
 ) -> RememberReport:
-    reply = await llm.complete(render_extract(transcript, today, fold=fold, max_words=max_words))
+    reply = await llm.complete(
+        render_extract(transcript, today, fold=fold, max_words=max_words),
+        json_schema=extract_schema(bool(fold)),
+    )
     calls, tokens = 1, reply.usage.prompt_tokens
     extracted = parse_facts(reply.content or "")
     summary = parse_summary(reply.content or "") if fold else None
@@ -128,7 +133,10 @@ async def _remember(
             counts["added"] += await _add(store, user_id, fact, source, actor, "new fact", "")
     else:
         existing = list(held.values())
-        reply = await llm.complete(render_reconcile([f.text for f in existing], [f.text for f in fresh]))
+        reply = await llm.complete(
+            render_reconcile([f.text for f in existing], [f.text for f in fresh]),
+            json_schema=RECONCILE_SCHEMA,
+        )
         calls, tokens = calls + 1, tokens + reply.usage.prompt_tokens
         decisions, rejected = parse_decisions(reply.content or "", [f.id for f in existing], fresh)
         for complaint in rejected:

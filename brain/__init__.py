@@ -4,7 +4,16 @@ and the one builder (`brain.runtime`)."""
 
 from brain.errors import BrainError, ConfigError, ConflictError, InputError, LLMError, StoreError
 from brain.llm.openai_client import OpenAILLM
-from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
+from brain.llm.protocol import (
+    LLM,
+    ChatMessage,
+    Completion,
+    JsonSchema,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+)
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import Usage, UsageLedger
 from brain.loader import load_settings, load_settings_traced
@@ -32,6 +41,7 @@ __all__ = [
     "ErasureReport",
     "InMemoryStore",
     "InputError",
+    "JsonSchema",
     "LLMError",
     "LLMSettings",
     "LogSettings",

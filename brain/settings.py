@@ -41,6 +41,7 @@ class LLMSettings(BaseModel):
     embedding_model: str | None = None
     encoding: str | None = None
     stream_usage: bool = True
+    structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
 
     @model_validator(mode="after")
     def _check_azure(self) -> LLMSettings:
@@ -95,12 +96,14 @@ class FactSettings(BaseModel):
 
     model_config = _FROZEN
 
-    enabled: bool = False
+    enabled: bool = True
     batch_turns: int = Field(20, ge=1, le=1_000)
+    batch_tokens: int = Field(4_000, ge=100)
     idle_seconds: float = Field(2.0, gt=0)
     reclaim_seconds: float = Field(60.0, gt=0)
     prompt_facts: int = Field(8, ge=0, le=100)
     in_process_worker: bool = True
+    drain_seconds: float = Field(10.0, ge=0)
 
 
 class BlockSettings(BaseModel):

@@ -99,6 +99,11 @@ class BlocksAssistant(Assistant):
         except StoreError as exc:
             _log.warning("block memory missed a turn of %r: %s", turn.memory.user_id, exc)
 
+    async def _rewritten(self, memory: BrainMemory, answer: Message) -> None:
+        """The rewritten answer replaces the old one in the history too (if not flushed yet)."""
+        if not await self.block_memory(memory.user_id, memory.chat_id).replace_answer(answer.content):
+            _log.info("the rewritten answer of %r was flushed to the blocks already", memory.user_id)
+
     async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
         """As the Assistant does; the exchanges also leave the block memory's history when still there."""
         taken = await super()._take_back(memory, n)

@@ -28,9 +28,9 @@ from brain.memory.fact_queue import QueueEntry
 from brain.memory.window import Window
 from brain.message import Message
 from brain.runtime import Runtime
-from brain.store.protocol import Conversation
+from brain.store.protocol import Conversation, Turn
 
-__all__ = ["FactWorker", "WorkerReport", "running"]
+__all__ = ["FactWorker", "WorkerReport", "batches", "running"]
 
 _log = logging.getLogger("brain.facts")
 
@@ -73,8 +73,9 @@ class FactWorker:
         one extraction per batch, not per turn. Held entries stay pending in the stream (a crash loses
         nothing: they are reclaimed)."""
         queue, settings = self.tiers.fact_queue, self.settings
-        entries = await queue.reclaim(self.name, int(settings.reclaim_seconds * 1000), settings.batch_turns)
-        entries += await queue.read(self.name, 10 * settings.batch_turns, block_ms if not entries else None)
+        reclaim_ms, most = int(settings.reclaim_seconds * 1000), 10 * settings.batch_turns
+        entries = await queue.reclaim(self.name, reclaim_ms, most)
+        entries += await queue.read(self.name, most, block_ms if not entries else None)
         now = time.monotonic()
         for entry in entries:
             held = self._held.setdefault((entry.user_id, entry.chat_id), _Held(first=now))
@@ -105,15 +106,30 @@ class FactWorker:
         )
 
     async def _apply(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> tuple[int, int]:
-        facts = self.tiers.facts
+        facts, settings = self.tiers.facts, self.settings
         start = await facts.progress(user_id, chat_id)
         if upto <= start:
             return 0, 0  # applied before (a redelivered entry): nothing changes
         stored = await self.runtime.store.read_turns(Conversation(user_id, chat_id), start + 1, upto - start)
-        messages = [t.message for t in stored if not t.hidden]
-        report = await self._remember(user_id, chat_id, messages)
-        await facts.set_progress(user_id, chat_id, upto)
-        return len(messages), report.calls
+        applied = calls = 0
+        # A chat that fell behind (a burst, a worker that was down) is read in bounded batches, each one
+        # recorded as done before the next: prompts stay small and a failure repeats one batch only.
+        for batch in batches(stored, settings.batch_turns, settings.batch_tokens):
+            messages = [self._clipped(t) for t in batch if not t.hidden]
+            report = await self._remember(user_id, chat_id, messages)
+            await facts.set_progress(user_id, chat_id, batch[-1].seq)
+            applied, calls = applied + len(messages), calls + report.calls
+        return applied, calls
+
+    def _clipped(self, turn: Turn) -> Message:
+        """The message, its text cut to `batch_tokens` when one message alone is longer."""
+        limit, message = self.settings.batch_tokens, turn.message
+        if turn.tokens <= limit or not message.content:
+            return message
+        _log.info(
+            "fact extraction reads the first %d of %d tokens of message %s", limit, turn.tokens, message.id
+        )
+        return message.model_copy(update={"content": self.runtime.tokenizer.truncate(message.content, limit)})
 
     async def _remember(
         self, user_id: str | bytes, chat_id: str | bytes, messages: list[Message]
@@ -167,11 +183,31 @@ class FactWorker:
                 _log.warning("fact worker %s: %s; retrying", self.name, exc)
                 await asyncio.sleep(self.settings.idle_seconds)
 
+    async def drain(self) -> WorkerReport:
+        """Apply everything this worker holds or could read now, without waiting for more (at shutdown,
+        so the last turns of a session are not left for the next worker to reclaim)."""
+        return await self.run_once(None, hold=False)
+
+
+def batches(turns: Sequence[Turn], max_turns: int, max_tokens: int) -> list[list[Turn]]:
+    """`turns` in order, cut into batches of at most `max_turns` turns and `max_tokens` tokens (a longer
+    turn alone is a batch of its own). Pure."""
+    out: list[list[Turn]] = []
+    size = 0
+    for turn in turns:
+        if not out or len(out[-1]) >= max_turns or (out[-1] and size + turn.tokens > max_tokens):
+            out.append([])
+            size = 0
+        out[-1].append(turn)
+        size += turn.tokens
+    return out
+
 
 @contextlib.asynccontextmanager
 async def running(runtime: Runtime) -> AsyncIterator[FactWorker | None]:
     """An in-process worker while the block runs (None when facts are off, `brain worker` processes do the
-    work instead, or there is no Redis)."""
+    work instead, or there is no Redis). On exit it drains for at most `memory.facts.drain_seconds`; what
+    it could not apply stays pending for the next worker."""
     facts = runtime.settings.memory.facts
     if not facts.enabled or not facts.in_process_worker or runtime.tiers is None:
         yield None
@@ -185,3 +221,13 @@ async def running(runtime: Runtime) -> AsyncIterator[FactWorker | None]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        if facts.drain_seconds > 0:
+            try:
+                await asyncio.wait_for(worker.drain(), facts.drain_seconds)
+            except (BrainError, TimeoutError) as exc:
+                _log.warning(
+                    "fact worker %s: stopped before applying everything (%s); a worker will reclaim the "
+                    "rest after memory.facts.reclaim_seconds",
+                    worker.name,
+                    type(exc).__name__ if isinstance(exc, TimeoutError) else exc,
+                )

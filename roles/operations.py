@@ -40,6 +40,9 @@ class ChatOperations:
     async def _written(self, memory: BrainMemory) -> None:
         raise NotImplementedError
 
+    async def _rewritten(self, memory: BrainMemory, answer: Message) -> None:
+        """Called under the chat's lock after the last answer was replaced by `answer`."""
+
     async def load_memory(
         self, user_id: str | bytes, chat_id: str | bytes, *, pending: str | None = None
     ) -> BrainMemory:
@@ -61,9 +64,11 @@ class ChatOperations:
             if not memory.history or memory.history[-1].role != "assistant":
                 raise InputError("there is no answer to rewrite")
             await self._take_back(memory, 1)
-            memory.add_answer(Message(content=text, sent_from=self._speaker, metadata={"rewritten": True}))
+            answer = Message(content=text, sent_from=self._speaker, metadata={"rewritten": True})
+            memory.add_answer(answer)
             await memory.dumps()
             await self._written(memory)
+            await self._rewritten(memory, answer)
 
     async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
         text = check_text(text, self.memory_settings.max_message_bytes, "knowledge")

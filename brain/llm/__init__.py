@@ -1,7 +1,16 @@
 """The LLM gateway: the Protocol, the OpenAI-compatible client, a scripted model, tokens and usage."""
 
 from brain.llm.openai_client import OpenAILLM, create_openai_client
-from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
+from brain.llm.protocol import (
+    LLM,
+    ChatMessage,
+    Completion,
+    JsonSchema,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+)
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import CallRecord, Usage, UsageLedger, UsageTotals
 
@@ -10,6 +19,7 @@ __all__ = [
     "CallRecord",
     "ChatMessage",
     "Completion",
+    "JsonSchema",
     "OpenAILLM",
     "TextDelta",
     "Tokenizer",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
@@ -12,7 +13,15 @@ import openai
 import pydantic
 
 from brain.errors import ConfigError, LLMError
-from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
+from brain.llm.protocol import (
+    ChatMessage,
+    Completion,
+    JsonSchema,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+)
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import CallRecord, Usage, UsageLedger
 from brain.llm.wire import ChunkReader, MalformedReply, parse_completion
@@ -24,6 +33,8 @@ __all__ = ["OpenAILLM", "create_openai_client"]
 # What the SDK or a misbehaving server can throw at us; all become LLMError.
 _FAILURES = (openai.OpenAIError, pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
 _PATH = "/chat/completions"
+_STRICTNESS: tuple[Literal["json_schema", "json_object", "off"], ...] = ("json_schema", "json_object", "off")
+_log = logging.getLogger("brain.llm")
 
 
 def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
@@ -67,6 +78,9 @@ class OpenAILLM:
         self._usage = UsageLedger()
         key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
         self._secrets = (key,) if key else ()
+        # The strictest structured output the endpoint accepted; lowered (never raised) when a request
+        # with `response_format` is refused. A property of the endpoint, the same for every caller.
+        self._structured = settings.structured_output
 
     @classmethod
     def from_settings(cls, settings: LLMSettings, tokenizer: Tokenizer | None = None) -> OpenAILLM:
@@ -129,16 +143,41 @@ class OpenAILLM:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         temperature: float | None = None,
+        json_schema: JsonSchema | None = None,
     ) -> Completion:
         request = self._request(messages, tools, max_tokens, temperature)
+        mode = self._structured if json_schema is not None else "off"
         started = time.perf_counter()
-        try:
-            # The request is plain JSON already: the client's generic `post` sends it as it is (the typed
-            # `create` re-walks every message, milliseconds per call); retries, auth and Azure routing stay.
-            data = await self._client.post(_PATH, body=request, cast_to=object)
-            content, calls, finish_reason, server_usage = parse_completion(data)
-        except _FAILURES as exc:
-            raise _wrap(self.model, exc, self._secrets) from exc
+        while True:
+            if json_schema is not None and mode != "off":
+                request["response_format"] = json_schema.to_openai(mode)
+            else:
+                request.pop("response_format", None)
+            try:
+                # The request is plain JSON already: the client's generic `post` sends it as it is (the
+                # typed `create` re-walks every message, milliseconds per call); retries, auth and Azure
+                # routing stay.
+                data = await self._client.post(_PATH, body=request, cast_to=object)
+                content, calls, finish_reason, server_usage = parse_completion(data)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if mode == "off":
+                    raise _wrap(self.model, exc, self._secrets) from exc
+                # Endpoints without structured output refuse the request (400 or 422): one step lower.
+                weaker = _STRICTNESS[_STRICTNESS.index(mode) + 1]
+                _log.warning(
+                    "%s: the endpoint refused response_format %s (HTTP %s); asking with %s",
+                    self.model,
+                    mode,
+                    exc.status_code,
+                    weaker,
+                )
+                mode = weaker
+                continue
+            except _FAILURES as exc:
+                raise _wrap(self.model, exc, self._secrets) from exc
+            break
+        if json_schema is not None and _STRICTNESS.index(mode) > _STRICTNESS.index(self._structured):
+            self._structured = mode  # it worked one step lower: ask like this from now on
         usage = server_usage or self._count(messages, content, calls)
         return self._finish("chat", content, calls, finish_reason, usage, started)
 

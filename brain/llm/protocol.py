@@ -14,6 +14,7 @@ __all__ = [
     "ChatMessage",
     "Completion",
     "Embed",
+    "JsonSchema",
     "TextDelta",
     "ToolCall",
     "ToolCallDelta",
@@ -58,6 +59,26 @@ class ToolSpec(BaseModel):
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class JsonSchema(BaseModel):
+    """The shape a JSON reply must have. An endpoint with structured output is held to it, so `shape`
+    follows the strict subset (every property required, no others); the caller still parses the reply
+    as untrusted text, because endpoints without structured output only read the prompt."""
+
+    model_config = _FROZEN
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    shape: dict[str, Any]
+
+    def to_openai(self, mode: Literal["json_schema", "json_object"]) -> dict[str, Any]:
+        """The `response_format` of a request in `mode`."""
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": self.name, "schema": self.shape, "strict": True},
         }
 
 
@@ -143,8 +164,10 @@ class LLM(Protocol):
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         temperature: float | None = None,
+        json_schema: JsonSchema | None = None,
     ) -> Completion:
-        """One chat completion."""
+        """One chat completion. With `json_schema`, a JSON reply of that shape is asked for through the
+        endpoint's structured output where it has it (the prompt must ask for JSON too)."""
         ...
 
     def stream(

@@ -16,7 +16,15 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import LLMError
-from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCall, ToolCallDelta, ToolSpec
+from brain.llm.protocol import (
+    ChatMessage,
+    Completion,
+    JsonSchema,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolSpec,
+)
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import CallRecord, Usage, UsageLedger
 
@@ -41,6 +49,7 @@ class ScriptedCall(BaseModel):
     tools: tuple[ToolSpec, ...] = ()
     texts: tuple[str, ...] = ()
     max_tokens: int | None = None
+    json_schema: JsonSchema | None = None
     prompt_tokens: int = 0
 
     @property
@@ -147,6 +156,7 @@ class ScriptedLLM:
         messages: Sequence[ChatMessage],
         tools: Sequence[ToolSpec],
         max_tokens: int | None,
+        json_schema: JsonSchema | None = None,
     ) -> Completion:
         if not messages:
             raise LLMError("a chat completion needs at least one message")
@@ -156,6 +166,7 @@ class ScriptedLLM:
             messages=tuple(messages),
             tools=tuple(tools),
             max_tokens=max_tokens,
+            json_schema=json_schema,
             prompt_tokens=prompt_tokens,
         )
         reply = await self._next(call)
@@ -186,8 +197,9 @@ class ScriptedLLM:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         temperature: float | None = None,
+        json_schema: JsonSchema | None = None,
     ) -> Completion:
-        return await self._answer("chat", messages, tools, max_tokens)
+        return await self._answer("chat", messages, tools, max_tokens, json_schema)
 
     async def stream(
         self,

@@ -23,6 +23,7 @@ class ErasureReport(BaseModel):
     recall_entries: int = 0  # turns removed from recall memory
     archival_passages: int = 0
     core_blocks: int = 0
+    queued: int = 0  # entries of the fact queue naming the user or chat
     remaining: tuple[str, ...] = ()  # keys of the user a final scan still found (empty after erase_user)
 
     def __add__(self, other: ErasureReport) -> ErasureReport:
@@ -31,21 +32,24 @@ class ErasureReport(BaseModel):
             recall_entries=self.recall_entries + other.recall_entries,
             archival_passages=self.archival_passages + other.archival_passages,
             core_blocks=self.core_blocks + other.core_blocks,
+            queued=self.queued + other.queued,
             remaining=self.remaining + other.remaining,
         )
 
 
 async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
-    """Delete one conversation, its recall memory (postings, vectors, progress marker; also where an older
-    version kept it) and its block memory (history, archive, block state, vectors)."""
-    recall = 0
+    """Delete one conversation, its entries in the fact queue, its recall memory (postings, vectors,
+    progress marker; also where an older version kept it) and its block memory (history, archive, block
+    state, vectors)."""
+    recall = queued = 0
     if tiers is not None:
+        queued = await tiers.fact_queue.drop(conv.user_id, conv.chat_id)
         recall = await tiers.recall(conv.user_id, conv.chat_id).drop()
         recall += await tiers.legacy_recall(conv.user_id, conv.chat_id).drop()
         recall += await tiers.block_vectors(conv.user_id, conv.chat_id).drop()
         recall += await tiers.block_session(conv.user_id, conv.chat_id).drop()
     existed = await store.delete(conv)
-    return ErasureReport(chats=int(existed), recall_entries=recall)
+    return ErasureReport(chats=int(existed), recall_entries=recall, queued=queued)
 
 
 async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | bytes) -> ErasureReport:
@@ -60,6 +64,7 @@ async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | byt
     report += ErasureReport(
         archival_passages=await tiers.archival(user_id).drop(),
         core_blocks=await tiers.core.drop(user_scope(user_id)),
+        queued=await tiers.fact_queue.drop(user_id),  # entries of chats deleted earlier alone
     )
     for key in await user_keys(tiers, user_id):  # e.g. the recall memory of a chat deleted earlier alone
         await _delete(tiers, key)

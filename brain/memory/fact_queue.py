@@ -80,6 +80,25 @@ class FactQueue:
             await self._call("acknowledging in", self._client.xack(self.key, GROUP, *ids))
             await self._call("trimming", self._client.xdel(self.key, *ids))
 
+    async def drop(self, user_id: str | bytes, chat_id: str | bytes | None = None) -> int:
+        """Drop every entry of `user_id` (of one chat with `chat_id`), read or not, for erasure; returns how
+        many. A worker still holding one finds the chat gone and applies nothing. A full XRANGE: not for hot
+        paths."""
+        user = raw_id(user_id, "user_id")
+        chat = raw_id(chat_id, "chat_id") if chat_id is not None else None
+        dropped, start = 0, "-"
+        while True:
+            page = await self._call("reading", self._client.xrange(self.key, min=start, count=1_000))
+            if not page:
+                return dropped
+            mine = [eid for eid, fields in page if _names(fields, user, chat)]
+            if mine:
+                await self.ensure_group()
+                await self._call("acknowledging in", self._client.xack(self.key, GROUP, *mine))
+                dropped += int(await self._call("trimming", self._client.xdel(self.key, *mine)))
+            last = page[-1][0]
+            start = "(" + (last.decode() if isinstance(last, bytes) else str(last))
+
     async def pending(self) -> int:
         """Entries read but not acknowledged yet (all consumers)."""
         await self.ensure_group()
@@ -89,6 +108,11 @@ class FactQueue:
     async def backlog(self) -> int:
         """Entries in the stream (read or not, not yet acknowledged and dropped)."""
         return int(await self._call("reading", self._client.xlen(self.key)))
+
+
+def _names(fields: dict[Any, Any], user: bytes, chat: bytes | None) -> bool:
+    data = {(k.decode() if isinstance(k, bytes) else k): raw_id(v) for k, v in fields.items()}
+    return data.get("user") == user and (chat is None or data.get("chat") == chat)
 
 
 def _entries(raw: list[Any]) -> list[QueueEntry]:

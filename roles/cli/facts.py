@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from datetime import UTC, datetime
 
@@ -84,5 +85,17 @@ async def worker_command(settings: Settings, once: bool) -> int:
             print(f"applied {report.turns} turns of {report.chats} chats ({report.calls} LLM calls)")
             return 1 if report.failed else 0
         print(f"fact worker {worker.name}: applying queued turns; Ctrl-C stops it", file=sys.stderr)
-        await worker.run(asyncio.Event())
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await worker.run(stop)
+        drain = settings.memory.facts.drain_seconds
+        print(f"fact worker {worker.name}: stopping; applying what it holds (≤ {drain:g} s)", file=sys.stderr)
+        try:
+            report = await asyncio.wait_for(worker.drain(), drain)
+        except TimeoutError:
+            print("what was left stays pending; another worker reclaims it", file=sys.stderr)
+            return 1
+        print(f"applied {report.turns} turns of {report.chats} chats ({report.calls} LLM calls)")
     return 0

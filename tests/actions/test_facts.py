@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import jsonschema
 import pytest
 import redis.asyncio as aioredis
 
-from actions.facts import NewFact, parse_decisions, parse_facts, render_reconcile
+from actions.fact_block import FACT_LIST
+from actions.facts import (
+    RECONCILE_SCHEMA,
+    NewFact,
+    extract_schema,
+    parse_decisions,
+    parse_facts,
+    parse_summary,
+    render_reconcile,
+)
 from actions.remember import remember
 from brain.errors import LLMError
+from brain.llm.protocol import JsonSchema
 from brain.memory.facts import FactStore
 from brain.message import Message
 from brain.testing import ScriptedCall, ScriptedLLM
@@ -53,6 +65,48 @@ def test_reconciliation_never_shows_real_ids_and_rejects_invented_ones() -> None
         ("UPDATE", "real-uuid", "Hates Chinese food")
     ]
     assert len(rejected) == 3
+
+
+def strict_objects(schema: Any) -> list[dict[str, Any]]:
+    """Every object schema in `schema` that breaks the strict subset of structured output."""
+    found = []
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" and (
+            set(schema.get("required", ())) != set(schema["properties"])
+            or schema.get("additionalProperties") is not False
+        ):
+            found.append(schema)
+        for value in schema.values():
+            found += strict_objects(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            found += strict_objects(value)
+    return found
+
+
+SHAPES = [extract_schema(), extract_schema(fold=True), RECONCILE_SCHEMA, FACT_LIST]
+
+
+@pytest.mark.parametrize("schema", SHAPES, ids=lambda s: s.name)
+def test_reply_shapes_are_valid_strict_json_schemas(schema: JsonSchema) -> None:
+    jsonschema.Draft202012Validator.check_schema(schema.shape)
+    assert strict_objects(schema.shape) == []
+
+
+def test_replies_held_to_the_shapes_parse() -> None:
+    extracted = {
+        "facts": [{"text": "住在北京", "category": "personal", "valid_at": None}],
+        "summary": "用户住在北京。",
+    }
+    jsonschema.validate(extracted, extract_schema(fold=True).shape)
+    with pytest.raises(jsonschema.ValidationError):  # the summary is required when asked for
+        jsonschema.validate({"facts": []}, extract_schema(fold=True).shape)
+    reply = json.dumps(extracted, ensure_ascii=False)
+    assert [f.text for f in parse_facts(reply)] == ["住在北京"] and parse_summary(reply) == "用户住在北京。"
+    decided = {"memory": [{"event": "UPDATE", "id": "0", "text": "住在上海", "new": 0}]}
+    jsonschema.validate(decided, RECONCILE_SCHEMA.shape)
+    decisions, rejected = parse_decisions(json.dumps(decided), ["real"], [NewFact(text="住在上海")])
+    assert [(d.event, d.existing) for d in decisions] == [("UPDATE", "real")] and rejected == []
 
 
 def facts_reply(*texts: str) -> str:
@@ -103,6 +157,7 @@ async def test_contradiction_retires_the_old_fact_and_keeps_both_in_history(
     await remember(llm, store, "ann", turn("I love Chinese food"))
     report = await remember(llm, store, "ann", turn("Actually I hate Chinese food"))
     assert (report.updated, report.calls) == (1, 2)
+    assert [c.json_schema for c in llm.calls] == [extract_schema(), extract_schema(), RECONCILE_SCHEMA]
     assert [f.text for f in await store.all("ann")] == ["I hate Chinese food"]
     every = await store.all("ann", current_only=False)
     assert len(every) == 2 and [e.event for e in await store.history("ann")] == ["ADD", "UPDATE"]

@@ -56,7 +56,7 @@ async def test_every_prompt_fits_the_limit_with_tool_rounds_and_the_blocks_remem
     assert any(m.tool_calls for m in history[:-2])  # earlier turns' tool calls stay in the history
 
 
-async def test_retry_takes_the_exchange_back_and_forget_erases_the_blocks(
+async def test_retry_and_rewrite_reach_the_blocks_and_forget_erases_them(
     redis_client: aioredis.Redis,
 ) -> None:
     llm = ScriptedLLM(["first answer", "second answer"])
@@ -67,6 +67,15 @@ async def test_retry_takes_the_exchange_back_and_forget_erases_the_blocks(
     assert again == "second answer"
     held = await assistant.block_memory("bo", "c").get_all()
     assert [m.content for m in held] == ["hello there", "second answer"]
+    await assistant.rewrite("bo", "c", "my own answer")
+    assert [m.content for m in await assistant.block_memory("bo", "c").get_all()] == [
+        "hello there",
+        "my own answer",
+    ]
+    assert [m.content for m in (await assistant.load_memory("bo", "c")).history] == [
+        "hello there",
+        "my own answer",
+    ]
     assert runtime.tiers is not None and await user_keys(runtime.tiers, "bo")
     await assistant.forget_user("bo")
     assert await user_keys(runtime.tiers, "bo") == []

@@ -9,10 +9,12 @@ import re
 import redis.asyncio as aioredis
 
 from brain import MemorySettings
+from brain.message import Message
 from brain.settings import FactSettings
+from brain.store.protocol import Turn
 from brain.testing import ScriptedCall, ScriptedLLM
 from roles.assistant import Assistant
-from roles.fact_worker import FactWorker
+from roles.fact_worker import FactWorker, batches, running
 from tests.support.runtime import make_runtime
 
 FACTS_ON = MemorySettings(facts=FactSettings(enabled=True, reclaim_seconds=0.2, batch_turns=50))
@@ -121,3 +123,74 @@ async def test_a_busy_chat_is_read_in_batches_and_a_quiet_one_after_idle_seconds
     await asyncio.sleep(0.35)
     assert (await worker.run_once(block_ms=None, hold=True)).turns == 2  # quiet for idle_seconds
     memory_llm.assert_consumed()
+
+
+def turns_of(*tokens: int) -> list[Turn]:
+    return [
+        Turn(seq=i + 1, tokens=n, message=Message(role="user", content="x", sent_from="user"))
+        for i, n in enumerate(tokens)
+    ]
+
+
+def test_batches_are_bounded_in_turns_and_tokens() -> None:
+    sizes = lambda found: [[t.tokens for t in b] for b in found]  # noqa: E731
+    assert sizes(batches(turns_of(1, 1, 1, 1, 1), 2, 100)) == [[1, 1], [1, 1], [1]]
+    assert sizes(batches(turns_of(60, 30, 20, 500, 10), 10, 100)) == [[60, 30], [20], [500], [10]]
+    assert batches([], 5, 100) == []
+
+
+async def test_a_backlog_is_read_in_bounded_batches_each_recorded_as_done(
+    redis_client: aioredis.Redis,
+) -> None:
+    facts = FactSettings(enabled=True, batch_turns=4, batch_tokens=400, reclaim_seconds=0.2)
+    memory_llm = ScriptedLLM([extracted("Likes tea"), extracted(), "not JSON"])
+    runtime = make_runtime(
+        ScriptedLLM(["ok"] * 5 + ["a long answer " * 300]),
+        client=redis_client,
+        memory_settings=MemorySettings(facts=facts),
+        memory_llm=memory_llm,
+    )
+    assistant = Assistant(runtime)
+    for i in range(6):  # the worker was down: 12 turns waiting, the last answer alone ~900 tokens
+        await assistant.chat("fi", "c", f"I like tea {i}")
+    report = await FactWorker(runtime).run_once(block_ms=None)
+    assert report.failed == 1  # turns 1-4 and 5-8 applied, 9-11 failed ...
+    assert runtime.tiers is not None and await runtime.tiers.facts.progress("fi", "c") == 8  # ... kept
+    memory_llm.add(extracted(), extracted())
+    await asyncio.sleep(0.25)  # past reclaim_seconds
+    retry = await FactWorker(runtime, name="other").run_once(block_ms=None)
+    assert (retry.turns, retry.calls) == (4, 2) and await runtime.tiers.facts.progress("fi", "c") == 12
+    prompts = [c.messages[-1].content or "" for c in memory_llm.calls]
+    assert ["tea 0" in p and "tea 1" in p and "tea 2" not in p for p in prompts[:1]] == [True]
+    assert "tea 4" in prompts[3] and "tea 2" not in prompts[3]  # the retry starts where the failure did
+    assert "long answer" in prompts[4] and "tea" not in prompts[4]  # one long turn: a batch of its own,
+    assert runtime.tokenizer.count(prompts[4]) <= 400 + 10  # cut to batch_tokens
+    assert [f.text for f in await runtime.tiers.facts.all("fi")] == ["Likes tea"]
+    memory_llm.assert_consumed()
+
+
+async def test_a_chat_erased_while_queued_is_not_brought_back(redis_client: aioredis.Redis) -> None:
+    runtime = make_runtime(ScriptedLLM(["ok"]), client=redis_client, memory_settings=FACTS_ON)
+    assistant = Assistant(runtime)
+    await assistant.chat("gi", "c", "I live in Rome")
+    worker = FactWorker(runtime)
+    await worker.run_once(block_ms=None, hold=True)  # read and held, not applied yet
+    await assistant.forget_user("gi")
+    assert (await worker.drain()).calls == 0  # no call with the memory LLM (it has no script at all)
+    assert [k async for k in redis_client.scan_iter(match="*gi*")] == []
+
+
+async def test_the_in_process_worker_applies_what_it_holds_on_exit(redis_client: aioredis.Redis) -> None:
+    settings = MemorySettings(facts=FactSettings(enabled=True, batch_turns=50, idle_seconds=30))
+    memory_llm = ScriptedLLM([extracted("Lives in Rome")])
+    runtime = make_runtime(
+        ScriptedLLM(["ok"]), client=redis_client, memory_settings=settings, memory_llm=memory_llm
+    )
+    async with running(runtime) as worker:
+        assert worker is not None
+        await Assistant(runtime).chat("hu", "c", "I live in Rome")
+        await asyncio.sleep(0.2)
+        assert memory_llm.calls == []  # held: a batch is not full and the chat not quiet for 30 s
+    assert runtime.tiers is not None
+    assert [f.text for f in await runtime.tiers.facts.all("hu")] == ["Lives in Rome"]
+    assert await runtime.tiers.fact_queue.backlog() == 0

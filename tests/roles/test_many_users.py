@@ -139,5 +139,21 @@ async def test_erasure_reaches_recall_left_under_the_old_namespace(redis_client:
     agent = Assistant(runtime)
     await agent.chat("alice", "c", "hello")
     report = await agent.forget_user("alice")
-    assert report.recall_entries == 1 and report.remaining == ()
-    assert await old.count() == 0 and [k async for k in redis_client.scan_iter(match="*")] == []
+    assert report.recall_entries == 1 and report.remaining == () and report.queued == 1
+    queue = runtime.tiers.fact_queue
+    assert await old.count() == 0 and await queue.backlog() == 0  # not even a queue entry naming alice
+    assert [k async for k in redis_client.scan_iter(match="*")] == [queue.key.encode()]
+
+
+async def test_erasure_drops_only_the_erased_users_queue_entries(redis_client: aioredis.Redis) -> None:
+    runtime = make_runtime(ScriptedLLM(), client=redis_client)
+    assert runtime.tiers is not None
+    queue = runtime.tiers.fact_queue
+    for user, chat in [("ann", "a"), ("ann", "b"), ("用户", "c"), ("annex", "a")]:
+        await queue.push(user, chat, 2)
+    await queue.read("w1", 10, None)  # read by a worker, not acknowledged: dropped all the same
+    agent = Assistant(runtime)
+    assert (await agent.forget("ann", "a")).queued == 1
+    assert (await agent.forget_user("ann")).queued == 1
+    assert (await agent.forget_user("用户")).queued == 1
+    assert await queue.backlog() == 1 and await queue.pending() == 1  # annex's entry, still its worker's

@@ -118,6 +118,13 @@ class BlockMemory:
         as they are still in it (flushed ones stay with the blocks); how many messages left."""
         return await self.session.drop_tail(count)
 
+    async def replace_answer(self, text: str) -> bool:
+        """Put `text` in place of the newest answer while it is still in the history (a rewritten answer);
+        False when it is not (flushed to the blocks already)."""
+        message = ChatMessage(role="assistant", content=text)
+        record = Record(message=message, tokens=message_tokens(self.tokenizer, message))
+        return await self.session.replace_answer(record)
+
     async def reset(self) -> int:
         """Delete the session: history, archive, block state and block indexes."""
         dropped = 0

@@ -52,6 +52,16 @@ if cut == 1 then redis.call('DEL', KEYS[1]) else redis.call('LTRIM', KEYS[1], 0,
 return #records - cut + 1
 """
 
+# KEYS: active. ARGV: new record -> 1 when the newest record was an answer (now replaced), else 0
+_REPLACE_ANSWER = """
+local last = redis.call('LINDEX', KEYS[1], -1)
+if not last then return 0 end
+local ok, record = pcall(cjson.decode, last)
+if not ok or type(record) ~= 'table' or record['message']['role'] ~= 'assistant' then return 0 end
+redis.call('LSET', KEYS[1], -1, ARGV[1])
+return 1
+"""
+
 # KEYS: state. ARGV: field, expected, new -> 1 when set
 _CLAIM = """
 if (redis.call('HGET', KEYS[1], ARGV[1]) or '0') ~= ARGV[2] then return 0 end
@@ -78,6 +88,7 @@ class BlockScripts:
         self.flush = client.register_script(_FLUSH)
         self.claim = client.register_script(_CLAIM)
         self.drop_tail = client.register_script(_DROP_TAIL)
+        self.replace_answer = client.register_script(_REPLACE_ANSWER)
 
 
 class BlockSession:
@@ -149,6 +160,12 @@ class BlockSession:
         """Remove the newest `exchanges` exchanges from the FIFO (atomic); how many messages went."""
         script = self._scripts.drop_tail(keys=[self.active_key], args=[exchanges])
         return int(await self._call("trimming", script))
+
+    async def replace_answer(self, record: Record) -> bool:
+        """Put `record` in place of the newest record if that is an answer (atomic); False otherwise (the
+        answer was flushed already, or the history ends otherwise)."""
+        script = self._scripts.replace_answer(keys=[self.active_key], args=[record.model_dump_json()])
+        return bool(await self._call("rewriting", script))
 
     async def drop(self) -> int:
         """Delete the session's history, archive and state; how many keys existed."""

@@ -7,7 +7,16 @@ import logging
 import openai
 import pytest
 
-from brain import ChatMessage, Completion, LLMError, LLMSettings, OpenAILLM, TextDelta, ToolSpec
+from brain import (
+    ChatMessage,
+    Completion,
+    JsonSchema,
+    LLMError,
+    LLMSettings,
+    OpenAILLM,
+    TextDelta,
+    ToolSpec,
+)
 from brain.llm.protocol import LLM
 from tests.support.openai_server import Chat, Embeddings, Fault, Malformed, ScriptedOpenAIServer, Slow
 
@@ -115,6 +124,84 @@ async def test_empty_reply_is_an_error_not_an_empty_string(
     async with gateway(openai_server) as llm:
         with pytest.raises(LLMError, match="empty reply"):
             await llm.complete(USER)
+
+
+SHAPE = JsonSchema(
+    name="facts",
+    shape={
+        "type": "object",
+        "properties": {"facts": {"type": "array", "items": {"type": "string"}}},
+        "required": ["facts"],
+        "additionalProperties": False,
+    },
+)
+
+
+async def test_json_replies_use_structured_output(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat('{"facts": []}'), Chat("plain"))
+    async with gateway(openai_server) as llm:
+        await llm.complete(USER, json_schema=SHAPE)
+        await llm.complete(USER)
+    first, second = (r.body for r in openai_server.chat_requests())
+    assert first["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "facts", "schema": SHAPE.shape, "strict": True},
+    }
+    assert "response_format" not in second
+
+
+async def test_an_endpoint_without_structured_output_is_asked_one_step_lower_and_remembered(
+    openai_server: ScriptedOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    openai_server.script(
+        Fault(400, message="response_format json_schema is not supported"),
+        Fault(422, message="unknown field response_format"),
+        Chat('{"facts": ["a"]}'),
+        Chat('{"facts": ["b"]}'),
+    )
+    async with gateway(openai_server) as llm:
+        with caplog.at_level(logging.WARNING, logger="brain.llm"):
+            first = await llm.complete(USER, json_schema=SHAPE)
+        second = await llm.complete(USER, json_schema=SHAPE)
+    assert (first.content, second.content) == ('{"facts": ["a"]}', '{"facts": ["b"]}')
+    formats = [r.body.get("response_format") for r in openai_server.chat_requests()]
+    assert formats == [
+        SHAPE.to_openai("json_schema"),
+        {"type": "json_object"},
+        None,
+        None,  # the endpoint's answer is remembered: no refused request per call
+    ]
+    assert "refused response_format json_schema (HTTP 400)" in caplog.text
+    assert len(llm.usage.records) == 2  # refused requests are not calls
+
+
+async def test_a_bad_request_without_json_is_an_error_at_once(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Fault(400, message="context length exceeded"))
+    async with gateway(openai_server) as llm:
+        with pytest.raises(LLMError, match="HTTP 400"):
+            await llm.complete(USER)
+    assert len(openai_server.chat_requests()) == 1
+
+
+async def test_a_bad_request_that_is_not_about_json_still_fails_after_the_last_step(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(*[Fault(400, message="context length exceeded")] * 3)
+    async with gateway(openai_server, structured_output="json_object") as llm:
+        with pytest.raises(LLMError, match="context length exceeded"):
+            await llm.complete(USER, json_schema=SHAPE)
+    assert [r.body.get("response_format") for r in openai_server.chat_requests()] == [
+        {"type": "json_object"},
+        None,
+    ]
+    assert openai_server.take_unused() == 1
+
+
+async def test_structured_output_off_sends_no_response_format(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat('{"facts": []}'))
+    async with gateway(openai_server, structured_output="off") as llm:
+        await llm.complete(USER, json_schema=SHAPE)
+    assert "response_format" not in openai_server.chat_requests()[0].body
 
 
 async def test_streaming_assembles_chunks_and_usage(openai_server: ScriptedOpenAIServer) -> None:

@@ -136,3 +136,14 @@ def _record(text: str) -> object:
     from brain.memory.blocks import Record
 
     return Record(message=ChatMessage(role="user", content=text), tokens=5)
+
+
+async def test_an_answer_is_replaced_only_while_it_ends_the_history(redis_client: aioredis.Redis) -> None:
+    m = memory(redis_client, "rae")
+    assert not await m.replace_answer("nothing to replace")  # empty history
+    await m.put_messages(exchange(0))
+    assert await m.replace_answer("a better answer 0")
+    assert [x.content for x in await m.get_all()][-1] == "a better answer 0"
+    await m.put(ChatMessage(role="user", content="and then?"))
+    assert not await m.replace_answer("not an answer's place")  # the history ends with a question
+    assert [x.content for x in await m.get_all()][-2:] == ["a better answer 0", "and then?"]

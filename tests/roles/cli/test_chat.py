@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def env_for(server: ScriptedOpenAIServer, **extra: str) -> dict[str, str]:
     return {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-test", **extra}
+
+
+def with_defaults(env: dict[str, str]) -> dict[str, str]:
+    """`env` without the tests' configuration file: every setting at its default (facts on)."""
+    return {k: v for k, v in env.items() if k != "BRAIN_CONFIG"}
 
 
 def brain(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -326,13 +332,15 @@ def test_deployment_errors_name_file_and_key(
 
 
 def test_examples_run_as_written(openai_server: ScriptedOpenAIServer) -> None:
+    hiking = {"facts": [{"text": "Alice loves hiking", "category": "preferences", "valid_at": None}]}
     openai_server.script(
         Chat("Hello Alice!"),
         Chat("You love hiking."),
+        Chat(json.dumps(hiking)),  # facts are on: the in-process worker applies the turns on exit
         Chat("Leaves fall\non the fjord"),
         Chat("Lovely rhythm."),
     )
-    env = env_for(openai_server)
+    env = with_defaults(env_for(openai_server))
     first = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "assistant.py")],
         capture_output=True,
@@ -342,6 +350,10 @@ def test_examples_run_as_written(openai_server: ScriptedOpenAIServer) -> None:
     )
     assert first.returncode == 0, first.stderr
     assert first.stdout == "Hello Alice!\nYou love hiking.\n(2 LLM calls)\n"
+    extraction = openai_server.chat_requests()[2].body
+    assert (
+        "User: Hi! I'm Alice and I love hiking.\nLily: Hello Alice!" in extraction["messages"][-1]["content"]
+    )
     second = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "pipeline.py")],
         capture_output=True,
@@ -561,3 +573,27 @@ def test_facts_from_the_command_line(openai_server: ScriptedOpenAIServer) -> Non
     assert undo.returncode == 0, undo.stderr
     again = brain("memory", "facts", "--user", "local", env=env).stdout
     assert again.split("  ", 1)[1] == "[preferences] I love Chinese food\n"
+
+
+def test_a_stopped_worker_applies_what_it_holds(openai_server: ScriptedOpenAIServer) -> None:
+    extracted = json.dumps({"facts": [{"text": "Lives in Rome", "category": "personal"}]})
+    openai_server.script(Chat("Noted."), Chat(extracted))
+    env = env_for(openai_server)
+    facts = ["--set", "memory.facts.enabled=true", "--set", "memory.facts.in_process_worker=false"]
+    held = [*facts, "--set", "memory.facts.idle_seconds=600"]  # it would hold the turns for 10 minutes
+    worker = subprocess.Popen(
+        [BRAIN, "worker", *held], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert worker.stderr is not None
+        while "applying queued turns" not in worker.stderr.readline():  # started, signals handled
+            assert worker.poll() is None
+        assert brain("chat", *facts, env=env, stdin="I live in Rome\n").returncode == 0
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=30)
+    finally:
+        worker.kill()
+    assert worker.returncode == 0, err
+    assert out == "applied 2 turns of 1 chats (1 LLM calls)\n"
+    listed = brain("memory", "facts", "--user", "local", env=env)
+    assert listed.stdout.split("  ", 1)[1] == "[personal] Lives in Rome\n"
