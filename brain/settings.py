@@ -103,6 +103,7 @@ class FactSettings(BaseModel):
     reclaim_seconds: float = Field(60.0, gt=0)
     prompt_facts: int = Field(8, ge=0, le=100)
     in_process_worker: bool = True
+    concurrency: int = Field(8, ge=1, le=256)
     drain_seconds: float = Field(10.0, ge=0)
 
 

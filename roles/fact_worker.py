@@ -82,20 +82,29 @@ class FactWorker:
             held.entries.append(entry)
             held.last = now
         due = [chat for chat, held in self._held.items() if not hold or self._due(held, now)]
-        done: list[str] = []
-        turns = calls = failed = 0
-        for chat in due:
-            group = self._held.pop(chat).entries
-            try:
-                applied, spent = await self._apply(*chat, max(e.upto for e in group))
-            except BrainError as exc:  # left pending: this or another worker retries after reclaim_seconds
-                _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
-                failed += 1
-                continue
-            turns, calls = turns + applied, calls + spent
-            done += [e.id for e in group]
-        await queue.done(done)
-        return WorkerReport(entries=len(entries), chats=len(due), turns=turns, calls=calls, failed=failed)
+        groups = [(chat, self._held.pop(chat).entries) for chat in due]
+        limit = asyncio.Semaphore(settings.concurrency)
+
+        async def apply(
+            chat: tuple[str | bytes, str | bytes], group: list[QueueEntry]
+        ) -> tuple[int, int] | None:
+            async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
+                try:
+                    return await self._apply(*chat, max(e.upto for e in group))
+                except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
+                    _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
+                    return None
+
+        results = await asyncio.gather(*(apply(chat, group) for chat, group in groups))
+        applied = [(r, group) for r, (_, group) in zip(results, groups, strict=True) if r is not None]
+        await queue.done([e.id for _, group in applied for e in group])
+        return WorkerReport(
+            entries=len(entries),
+            chats=len(due),
+            turns=sum(r[0] for r, _ in applied),
+            calls=sum(r[1] for r, _ in applied),
+            failed=len(groups) - len(applied),
+        )
 
     def _due(self, held: _Held, now: float) -> bool:
         settings, uptos = self.settings, [e.upto for e in held.entries]
@@ -158,15 +167,20 @@ class FactWorker:
             return report.summary or "", SummaryStats(calls=1, estimated_prompt_tokens=report.prompt_tokens)
 
         try:
-            await memory.summarize(
-                fold,
-                settings.memory.summary_max_words,
-                keep_recent=window.share(settings.memory.keep_recent_share),
-            )
+            await memory.summarize(fold, settings.memory.summary_max_words, keep_recent=self._keep(window))
         except ConflictError:  # a turn summarized the chat meanwhile; the facts are what matters here
             if not done:
                 raise
         return done[0] if done else await remember(llm, facts, user_id, messages)
+
+    def _keep(self, window: Window) -> Window:
+        """What a fold by the worker keeps verbatim: `keep_recent_share` of the window, but little enough
+        that the chat's next batch (plus a little lag) still fits, so that the worker folds again before a
+        turn would have to summarize on the reply path."""
+        keep = window.share(self.runtime.settings.memory.keep_recent_share)
+        batch = self.settings.batch_turns
+        headroom = max(window.turns - batch - batch // 5, window.turns // 4)
+        return Window(turns=min(keep.turns, headroom), tokens=keep.tokens)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Apply batches until `stop` is set; errors are logged and retried, never fatal. While chats are

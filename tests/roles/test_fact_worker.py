@@ -82,7 +82,8 @@ async def test_a_due_summary_rides_on_the_extraction_call(redis_client: aioredis
         folded = (call.messages[1].content or "").split("SUMMARIZE:")[1]
         return json.dumps({"facts": [], "summary": "Said: " + " ".join(re.findall(r"T\d+", folded))})
 
-    settings = FACTS_ON.model_copy(update={"window_max_turns": 6, "summarize_share": 0.75})
+    facts = FACTS_ON.facts.model_copy(update={"batch_turns": 2})  # a fold keeps room for the next batch
+    settings = FACTS_ON.model_copy(update={"window_max_turns": 6, "summarize_share": 0.75, "facts": facts})
     memory_llm = ScriptedLLM([extracted()] * 2 + [extract_and_fold])
     runtime = make_runtime(
         ScriptedLLM([f"ok {i}" for i in range(3)]),
@@ -194,3 +195,29 @@ async def test_the_in_process_worker_applies_what_it_holds_on_exit(redis_client:
     assert runtime.tiers is not None
     assert [f.text for f in await runtime.tiers.facts.all("hu")] == ["Lives in Rome"]
     assert await runtime.tiers.fact_queue.backlog() == 0
+
+
+async def test_chats_are_applied_in_parallel_up_to_the_limit(redis_client: aioredis.Redis) -> None:
+    running_now: list[str] = []
+    peak = 0
+
+    async def slow(call: ScriptedCall) -> str:
+        nonlocal peak
+        running_now.append(call.prompt_text)
+        peak = max(peak, len(running_now))
+        await asyncio.sleep(0.1)
+        running_now.pop()
+        return extracted()
+
+    facts = FactSettings(enabled=True, concurrency=3)
+    memory_llm = ScriptedLLM([slow] * 4)
+    runtime = make_runtime(
+        ScriptedLLM(["ok"] * 4),
+        client=redis_client,
+        memory_settings=MemorySettings(facts=facts),
+        memory_llm=memory_llm,
+    )
+    for user in ("a", "b", "c", "d"):
+        await Assistant(runtime).chat(user, "c", f"I am {user}")
+    report = await FactWorker(runtime).run_once(block_ms=None)
+    assert (report.chats, report.calls, peak) == (4, 4, 3)
