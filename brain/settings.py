@@ -39,6 +39,8 @@ class LLMSettings(BaseModel):
     max_tokens: int | None = Field(None, gt=0)
     context_window: int = Field(128_000, ge=512)
     embedding_model: str | None = None
+    embedding_batch_size: int = Field(2_048, ge=1)
+    embedding_batch_tokens: int = Field(250_000, ge=1_000)
     encoding: str | None = None
     stream_usage: bool = True
     structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from actions.remember import RememberReport, remember
 from actions.summarizer import Summarizer
 from brain.errors import BrainError, ConfigError, ConflictError
+from brain.llm.batching import cut
 from brain.llm.usage import SummaryStats
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.fact_queue import QueueEntry
@@ -206,15 +207,7 @@ class FactWorker:
 def batches(turns: Sequence[Turn], max_turns: int, max_tokens: int) -> list[list[Turn]]:
     """`turns` in order, cut into batches of at most `max_turns` turns and `max_tokens` tokens (a longer
     turn alone is a batch of its own). Pure."""
-    out: list[list[Turn]] = []
-    size = 0
-    for turn in turns:
-        if not out or len(out[-1]) >= max_turns or (out[-1] and size + turn.tokens > max_tokens):
-            out.append([])
-            size = 0
-        out[-1].append(turn)
-        size += turn.tokens
-    return out
+    return [list(turns[r.start : r.stop]) for r in cut([t.tokens for t in turns], max_turns, max_tokens)]
 
 
 @contextlib.asynccontextmanager

@@ -13,6 +13,7 @@ import openai
 import pydantic
 
 from brain.errors import ConfigError, LLMError
+from brain.llm.batching import cut
 from brain.llm.protocol import (
     ChatMessage,
     Completion,
@@ -212,11 +213,23 @@ class OpenAILLM:
         yield self._finish("stream", content, tool_calls, reader.finish_reason, usage, started)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in requests within the endpoint's limits (`llm.embedding_batch_size` inputs
+        and `llm.embedding_batch_tokens` tokens each); each request is recorded as one call."""
         model = self._settings.embedding_model
         if model is None:
             raise LLMError("no embedding model configured: set llm.embedding_model")
         if not texts:
             return []
+        counts = [self.tokenizer.count(t) for t in texts]
+        vectors: list[list[float]] = []
+        settings = self._settings
+        for part in cut(counts, settings.embedding_batch_size, settings.embedding_batch_tokens):
+            vectors += await self._embed(
+                model, texts[part.start : part.stop], sum(counts[part.start : part.stop])
+            )
+        return vectors
+
+    async def _embed(self, model: str, texts: Sequence[str], tokens: int) -> list[list[float]]:
         started = time.perf_counter()
         try:
             response = await self._client.embeddings.create(model=model, input=list(texts))
@@ -229,9 +242,7 @@ class OpenAILLM:
                 f"{model}: malformed embeddings reply: {len(vectors)} vectors for {len(texts)} texts"
             )
         usage = Usage(
-            prompt_tokens=prompt_tokens
-            if prompt_tokens is not None
-            else sum(map(self.tokenizer.count, texts)),
+            prompt_tokens=prompt_tokens if prompt_tokens is not None else tokens,
             completion_tokens=0,
             counted_locally=prompt_tokens is None,
         )

@@ -6,6 +6,7 @@ Loading the same file twice adds nothing; a changed file replaces its old passag
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -13,7 +14,13 @@ from brain.llm.protocol import Embed
 from brain.llm.tokens import Tokenizer
 from brain.search.index import IndexedDoc, SearchIndex
 
-__all__ = ["LoadResult", "load_document", "split_document"]
+__all__ = ["EMBED_CHUNK", "LoadResult", "Progress", "load_document", "split_document"]
+
+EMBED_CHUNK = 256
+"""Passages embedded per call while loading (the gateway splits further to the endpoint's limits)."""
+
+Progress = Callable[[int, int], None]
+"""Told (passages embedded so far, passages in all) while a document loads."""
 
 
 class LoadResult(BaseModel):
@@ -58,15 +65,17 @@ async def load_document(
     max_tokens: int = 300,
     overlap: int = 50,
     embed: Embed | None = None,
+    progress: Progress | None = None,
 ) -> LoadResult:
-    """Put `text` (from `source`, e.g. a file path) into `index` as passages tagged `document`."""
+    """Put `text` (from `source`, e.g. a file path) into `index` as passages tagged `document`.
+
+    Everything is embedded before anything is written: a failing embedding call leaves the old passages
+    and the source's marker as they were, so loading again retries. Passages that did not change keep
+    their ids; only the ones gone from the text are removed."""
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     known = await index.get_source(source)
     if known is not None and known.get("sha256") == digest:
         return LoadResult(source=source, added=0, removed=0, unchanged=True)
-    removed = 0
-    for doc_id in (known or {}).get("ids", []):
-        removed += await index.delete(doc_id)
     passages = split_document(text, tokenizer, max_tokens, overlap)
     docs = [
         IndexedDoc(
@@ -74,11 +83,22 @@ async def load_document(
             text=p,
             tags=("document",),
             source=source,
-            metadata={"chunk": i, "sha256": digest},
+            metadata={"chunk": i},
         )
         for i, p in enumerate(passages)
     ]
-    vectors = await embed([d.text for d in docs]) if embed is not None and docs else None
+    vectors: list[list[float]] | None = None
+    if embed is not None and docs:
+        vectors = []
+        for start in range(0, len(docs), EMBED_CHUNK):
+            vectors += await embed([d.text for d in docs[start : start + EMBED_CHUNK]])
+            if progress is not None:
+                progress(len(vectors), len(docs))
     added = await index.add_many(docs, vectors)
+    kept = {d.id for d in docs}
+    removed = 0
+    for doc_id in (known or {}).get("ids", []):
+        if doc_id not in kept:
+            removed += await index.delete(doc_id)
     await index.set_source(source, {"sha256": digest, "ids": [d.id for d in docs]})
     return LoadResult(source=source, added=added, removed=removed, unchanged=False)

@@ -86,7 +86,13 @@ async def _load(runtime: Runtime, user: str, files: list[str]) -> int:
     for name in files:
         source, text = await asyncio.to_thread(_read_source, name)
         print(f"{name}: loading…", file=sys.stderr, flush=True)
-        result = await load_document(index, source, text, runtime.tokenizer, embed=runtime.tiers.embed)
+
+        def progress(done: int, total: int, name: str = name) -> None:
+            print(f"{name}: {done}/{total} passages embedded", file=sys.stderr, flush=True)
+
+        result = await load_document(
+            index, source, text, runtime.tokenizer, embed=runtime.tiers.embed, progress=progress
+        )
         if result.unchanged:
             print(f"{name}: unchanged, nothing added")
         else:

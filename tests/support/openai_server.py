@@ -71,7 +71,7 @@ class Malformed:
 class Dynamic:
     """A reply computed from the request body (e.g. a summarizer that obeys the limit it is given)."""
 
-    reply: Callable[[dict[str, Any]], Chat]
+    reply: Callable[[dict[str, Any]], Reply]
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import openai
 import pytest
@@ -18,7 +19,15 @@ from brain import (
     ToolSpec,
 )
 from brain.llm.protocol import LLM
-from tests.support.openai_server import Chat, Embeddings, Fault, Malformed, ScriptedOpenAIServer, Slow
+from tests.support.openai_server import (
+    Chat,
+    Dynamic,
+    Embeddings,
+    Fault,
+    Malformed,
+    ScriptedOpenAIServer,
+    Slow,
+)
 
 USER = [ChatMessage(role="system", content="Be brief."), ChatMessage(role="user", content="Hello there")]
 
@@ -270,6 +279,27 @@ async def test_embeddings(openai_server: ScriptedOpenAIServer) -> None:
             await llm.embed(["a", "b"])
     body = openai_server.requests[0].body
     assert (body["model"], body["input"]) == ("emb", ["a", "b"])
+
+
+def vectors_for(body: dict[str, Any]) -> Embeddings:
+    return Embeddings(tuple((float(i), 1.0) for i, _ in enumerate(body["input"])))
+
+
+async def test_embeddings_are_requested_within_the_endpoints_limits(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(*[Dynamic(vectors_for)] * 6)
+    long = "word " * 700  # ~700 tokens: two of them do not fit in 1,000
+    texts = ["a", "b", "c", "d", "e", "f", "g", long, long, "h"]
+    async with gateway(
+        openai_server, embedding_model="emb", embedding_batch_size=3, embedding_batch_tokens=1_000
+    ) as llm:
+        vectors = await llm.embed(texts)
+    sent = [r.body["input"] for r in openai_server.requests]
+    assert sent == [["a", "b", "c"], ["d", "e", "f"], ["g", long], [long, "h"]]
+    assert len(vectors) == len(texts) and vectors[3] == [0.0, 1.0]  # in order, per request
+    assert [r.kind for r in llm.usage.records] == ["embed"] * 4
+    assert openai_server.take_unused() == 2
 
 
 async def test_embed_without_model_is_a_clear_error(openai_server: ScriptedOpenAIServer) -> None:

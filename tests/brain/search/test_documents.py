@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
 import redis.asyncio as aioredis
 
+from brain.errors import LLMError
 from brain.keys import archival_base
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
-from brain.search.documents import load_document, split_document
+from brain.search.documents import EMBED_CHUNK, load_document, split_document
 from brain.search.index import SearchIndex
 
 TOK = Tokenizer.for_model("", OFFLINE_ENCODING)
@@ -36,3 +40,57 @@ async def test_reload_adds_nothing_and_a_change_replaces(redis_client: aioredis.
     assert [h.doc.text for h in (await index.search("spare key"))[0]] == ["The spare key moved to the shed."]
     other = await load_document(index, "/home/ann/other.md", "The spare key moved to the shed.", TOK)
     assert other.added == 1 and await index.count() == 2  # same text from another file is its own passage
+
+
+async def test_a_failed_embedding_keeps_the_old_passages_and_the_next_load_retries(
+    redis_client: aioredis.Redis,
+) -> None:
+    index = SearchIndex(redis_client, archival_base("brain", "archival:embed-user"))
+    calls: list[int] = []
+
+    async def embed(texts: Sequence[str]) -> list[list[float]]:
+        calls.append(len(texts))
+        return [[1.0, float(len(t))] for t in texts]
+
+    async def broken(texts: Sequence[str]) -> list[list[float]]:
+        raise LLMError("the embeddings endpoint is down")
+
+    old = "\n\n".join(f"Paragraph {i} about the boiler." for i in range(3))
+    await load_document(index, "notes.md", old, TOK, max_tokens=8, overlap=1, embed=embed)
+    before = await index.count()
+    new = old + "\n\nA new paragraph about the spare key."
+    with pytest.raises(LLMError):
+        await load_document(index, "notes.md", new, TOK, max_tokens=8, overlap=1, embed=broken)
+    assert await index.count() == before  # the old passages are all there ...
+    assert len((await index.search("boiler"))[0]) == before
+    seen: list[tuple[int, int]] = []
+    again = await load_document(
+        index, "notes.md", new, TOK, max_tokens=8, overlap=1, embed=embed, progress=lambda *p: seen.append(p)
+    )
+    assert not again.unchanged and again.added == 1 and again.removed == 0  # ... and the retry happens
+    assert seen == [(4, 4)] and await index.count() == before + 1
+
+
+async def test_long_documents_are_embedded_in_chunks_with_progress(redis_client: aioredis.Redis) -> None:
+    index = SearchIndex(redis_client, archival_base("brain", "archival:long-user"))
+    sizes: list[int] = []
+
+    async def embed(texts: Sequence[str]) -> list[list[float]]:
+        sizes.append(len(texts))
+        return [[1.0, 0.5] for _ in texts]
+
+    text = "\n\n".join(f"Line {i} of a long file." for i in range(EMBED_CHUNK * 2 + 10))
+    seen: list[tuple[int, int]] = []
+    result = await load_document(
+        index,
+        "long.txt",
+        text,
+        TOK,
+        max_tokens=10,
+        overlap=1,
+        embed=embed,
+        progress=lambda *p: seen.append(p),
+    )
+    total = result.added
+    assert sizes[:-1] == [EMBED_CHUNK] * (len(sizes) - 1) and sum(sizes) == total
+    assert seen[-1] == (total, total) and len(seen) == len(sizes)

@@ -14,7 +14,7 @@ import pytest
 
 from brain import BrainMemory, RedisMemoryStore, Settings
 from brain.store.connection import RedisConnection
-from tests.support.openai_server import Chat, ScriptedOpenAIServer
+from tests.support.openai_server import Chat, Dynamic, Embeddings, Fault, ScriptedOpenAIServer
 
 BRAIN = str(Path(sys.executable).parent / "brain")
 ROOT = Path(__file__).resolve().parents[3]
@@ -386,6 +386,25 @@ def test_memory_load_documents(tmp_path: Path) -> None:
     )
     missing = brain("memory", "load", str(tmp_path / "nope.md"), env=env)
     assert missing.returncode == 1 and "cannot read" in missing.stderr
+
+
+def test_memory_load_embeds_with_progress_and_a_failed_embedding_is_retried(
+    openai_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    def vectors(body: dict[str, object]) -> Embeddings:
+        return Embeddings(tuple((1.0, float(i)) for i, _ in enumerate(body["input"])))  # type: ignore[arg-type]
+
+    notes = tmp_path / "notes.md"
+    notes.write_text("\n\n".join(f"Paragraph {i}: " + "a few words " * 40 for i in range(3)))
+    openai_server.script(Fault(500), Fault(500), Dynamic(vectors))
+    env = env_for(openai_server)
+    load = ["memory", "load", str(notes), "--set", "llm.embedding_model=emb", "--set", "llm.max_retries=1"]
+    failed = brain(*load, env=env)
+    assert failed.returncode != 0 and "HTTP 500" in failed.stderr
+    again = brain(*load, env=env)  # the failed load left no marker: this one embeds and adds
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == f"{notes}: 2 passages added\n"
+    assert f"{notes}: 2/2 passages embedded" in again.stderr
 
 
 def test_tiered_chat_commands(openai_server: ScriptedOpenAIServer) -> None:
