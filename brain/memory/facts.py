@@ -196,9 +196,9 @@ class FactStore:
         category: str | None = None,
     ) -> list[Fact]:
         """Facts matching `query` (BM25, fused with vectors when embeddings are on): current ones, or the
-        ones true at `as_of`; best first."""
+        ones true at `as_of`; best first. None for a query with nothing to search for."""
         vector = await embed_one(self.embed, query)
-        hits, _ = await self.index(user_id).search(
+        hits = await self.index(user_id).related(
             query,
             tags=[category] if category else (),
             limit=max(limit * 2, 10),

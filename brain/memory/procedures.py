@@ -55,7 +55,7 @@ class ProcedureStore:
 
     async def find(self, agent: str, task: str, *, limit: int = 1) -> list[Procedure]:
         """`agent`'s procedures for tasks like `task`, best first (none when nothing matches)."""
-        hits, _ = await self._index(agent).search(task, limit=limit, vector=await embed_one(self.embed, task))
+        hits = await self._index(agent).related(task, limit=limit, vector=await embed_one(self.embed, task))
         return [Procedure.model_validate(h.doc.metadata) for h in hits]
 
     async def all(self, agent: str) -> list[Procedure]:

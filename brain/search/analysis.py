@@ -9,7 +9,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["bm25", "reciprocal_rank_fusion", "stem", "term_counts", "terms"]
+__all__ = ["bm25", "reciprocal_rank_fusion", "searchable", "stem", "term_counts", "terms"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
@@ -42,6 +42,11 @@ def terms(text: str) -> list[str]:
     """Index terms of `text`: NFKC, lower case, stop words dropped, stemmed, at most 48 characters."""
     words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
     return [stem(w)[:MAX_TERM] for w in words if w not in STOPWORDS]
+
+
+def searchable(text: str) -> bool:
+    """Whether `text` has anything a lexical search can look for (not only stop words or punctuation)."""
+    return bool(terms(text))
 
 
 def term_counts(text: str) -> Counter[str]:

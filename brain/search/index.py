@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redis.exceptions import RedisError
 
 from brain.errors import InputError, StoreError
-from brain.search.analysis import reciprocal_rank_fusion, term_counts
+from brain.search.analysis import reciprocal_rank_fusion, searchable, term_counts
 from brain.search.scripts import ADD, DELETE, SEARCH
 from brain.store.connection import RedisClient
 
@@ -148,12 +148,21 @@ class SearchIndex:
         `vector`, the lexical and the vector rankings are fused (reciprocal rank fusion). With `ids_only`
         and no vector, hits carry only document ids: nothing else is read (the total is then 0).
 
-        An empty query lists documents in the date range, newest first."""
-        if vector is not None and query.strip():
-            return await self._hybrid(query, vector, tags, start, end, offset, limit)
+        An empty query lists documents in the date range, newest first. A query with nothing to search for
+        (only stop words or punctuation) is an `InputError` without a vector, and searches by the vector
+        alone with one: never a silent listing of the newest."""
         query_terms = sorted(set(term_counts(query)))
+        if vector is not None and query.strip():
+            if not query_terms:
+                return await self._nearest(vector, tags, start, end, offset, limit)
+            return await self._hybrid(query, vector, tags, start, end, offset, limit)
         tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
         if not query_terms:
+            if query.strip():
+                raise InputError(
+                    f"nothing to search for in {query[:80]!r}: only stop words or punctuation; "
+                    "use more specific words, or an empty query to list by date"
+                )
             return await self._by_date(tag_list, start, end, offset, limit)
         args: list[Any] = [
             " ".join(query_terms),
@@ -227,6 +236,35 @@ class SearchIndex:
         docs = {h.doc.id: h.doc for h in lexical + nearest}
         fused = reciprocal_rank_fusion([[h.doc.id for h in lexical], [h.doc.id for h in nearest]])
         return [Hit(doc=docs[i], score=s) for i, s in fused[offset : offset + limit]], len(fused)
+
+    async def related(
+        self,
+        text: str,
+        *,
+        tags: Sequence[str] = (),
+        limit: int = 10,
+        vector: Sequence[float] | None = None,
+        ids_only: bool = False,
+    ) -> list[Hit]:
+        """Documents related to `text` (e.g. a new fact, a task, the turn being answered), best first: like
+        `search`, but a text with nothing to search for, and no vector, finds nothing (no error, no
+        listing by date)."""
+        if vector is None and not searchable(text):
+            return []
+        hits, _ = await self.search(text, tags=tags, limit=limit, vector=vector, ids_only=ids_only)
+        return hits
+
+    async def _nearest(
+        self,
+        vector: Sequence[float],
+        tags: Sequence[str],
+        start: float | None,
+        end: float | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[Hit], int]:
+        nearest = await self.vector_search(vector, tags=tags, start=start, end=end, limit=offset + limit)
+        return nearest[offset : offset + limit], len(nearest)
 
     async def _by_date(
         self, tags: Sequence[str], start: float | None, end: float | None, offset: int, limit: int

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from brain.errors import InputError
 from brain.runtime import open_runtime
+from brain.search.analysis import searchable
 from brain.settings import Settings
 from roles.fact_worker import FactWorker
 
@@ -53,6 +54,10 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
         if args.memory_command == "facts":
             as_of = _when(args.as_of) if args.as_of else None
             if args.search:
+                if not searchable(args.search):
+                    raise InputError(
+                        f"nothing to search for in {args.search!r}: only stop words or punctuation"
+                    )
                 found = await facts.search(args.user, args.search, limit=50, as_of=as_of)
             else:
                 found = await facts.all(args.user, current_only=not args.all and as_of is None)

@@ -110,7 +110,7 @@ class VectorBlock(MemoryBlock):
         query = " ".join(t for t in recent if t)
         if not query.strip():
             return ""
-        hits, _ = await self.index(session).search(
+        hits = await self.index(session).related(
             query, limit=self.top_k, vector=await embed_one(self.embed, query)
         )
         return "\n---\n".join(h.doc.text for h in hits)

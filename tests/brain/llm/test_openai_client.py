@@ -136,25 +136,25 @@ async def test_empty_reply_is_an_error_not_an_empty_string(
 
 
 SHAPE = JsonSchema(
-    name="facts",
+    name="verdict",
     shape={
         "type": "object",
-        "properties": {"facts": {"type": "array", "items": {"type": "string"}}},
-        "required": ["facts"],
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
         "additionalProperties": False,
     },
 )
 
 
 async def test_json_replies_use_structured_output(openai_server: ScriptedOpenAIServer) -> None:
-    openai_server.script(Chat('{"facts": []}'), Chat("plain"))
+    openai_server.script(Chat('{"ok": true}'), Chat("plain"))
     async with gateway(openai_server) as llm:
         await llm.complete(USER, json_schema=SHAPE)
         await llm.complete(USER)
     first, second = (r.body for r in openai_server.chat_requests())
     assert first["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "facts", "schema": SHAPE.shape, "strict": True},
+        "json_schema": {"name": "verdict", "schema": SHAPE.shape, "strict": True},
     }
     assert "response_format" not in second
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 import redis.asyncio as aioredis
 
+from brain.errors import InputError
 from brain.keys import archival_base
 from brain.search.analysis import bm25, reciprocal_rank_fusion, stem, terms
 from brain.search.index import IndexedDoc, SearchIndex
@@ -109,3 +111,19 @@ async def test_vectors_and_hybrid_fusion(redis_client: aioredis.Redis) -> None:
     assert ids.index("b") < ids.index("c")  # the vector ranking orders what the words do not match
     assert await index.delete("b")
     assert "b" not in [h.doc.id for h in await index.vector_search([0.0, 1.0, 0.0])]
+
+
+async def test_a_query_with_nothing_to_search_for_is_an_error_never_the_newest(
+    redis_client: aioredis.Redis,
+) -> None:
+    index = SearchIndex(redis_client, archival_base("brain", "archival:stop-user"))
+    await index.add(IndexedDoc(id="old", text="The boiler is serviced in October.", ts=1.0), [1.0, 0.0])
+    await index.add(IndexedDoc(id="new", text="We talked about the weather.", ts=2.0), [0.0, 1.0])
+    with pytest.raises(InputError, match="only stop words"):
+        await index.search("what was it about?")
+    listed, _ = await index.search("")  # an empty query asks for the listing by date, explicitly
+    assert [h.doc.id for h in listed] == ["new", "old"]
+    by_vector, _ = await index.search("what was it?", vector=[1.0, 0.1])  # the vector alone, no recency
+    assert [h.doc.id for h in by_vector] == ["old", "new"]
+    assert await index.related("what was it?") == []  # internal lookups: nothing related
+    assert [h.doc.id for h in await index.related("boiler")] == ["old"]
