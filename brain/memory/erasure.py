@@ -41,15 +41,20 @@ async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation
     """Delete one conversation, its entries in the fact queue, its recall memory (postings, vectors,
     progress marker; also where an older version kept it) and its block memory (history, archive, block
     state, vectors)."""
-    recall = queued = 0
+    queued = await tiers.fact_queue.drop(conv.user_id, conv.chat_id) if tiers is not None else 0
+    return await _erase_chat(store, tiers, conv) + ErasureReport(queued=queued)
+
+
+async def _erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
+    """`erase_chat` but for the fact queue (which `erase_user` reads once for every chat)."""
+    recall = 0
     if tiers is not None:
-        queued = await tiers.fact_queue.drop(conv.user_id, conv.chat_id)
         recall = await tiers.recall(conv.user_id, conv.chat_id).drop()
         recall += await tiers.legacy_recall(conv.user_id, conv.chat_id).drop()
         recall += await tiers.block_vectors(conv.user_id, conv.chat_id).drop()
         recall += await tiers.block_session(conv.user_id, conv.chat_id).drop()
     existed = await store.delete(conv)
-    return ErasureReport(chats=int(existed), recall_entries=recall, queued=queued)
+    return ErasureReport(chats=int(existed), recall_entries=recall)
 
 
 async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | bytes) -> ErasureReport:
@@ -57,14 +62,14 @@ async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | byt
     written meanwhile by a concurrent turn shows up in `remaining`)."""
     report = ErasureReport()
     for chat in await store.list_chats(user_id):
-        report += await erase_chat(store, tiers, Conversation(user_id, chat))
+        report += await _erase_chat(store, tiers, Conversation(user_id, chat))
     if tiers is None:
         left = await store.list_chats(user_id)
         return report + ErasureReport(remaining=tuple(f"chat {c!r}" for c in left))
     report += ErasureReport(
         archival_passages=await tiers.archival(user_id).drop(),
         core_blocks=await tiers.core.drop(user_scope(user_id)),
-        queued=await tiers.fact_queue.drop(user_id),  # entries of chats deleted earlier alone
+        queued=await tiers.fact_queue.drop(user_id),  # one read of the queue for every chat
     )
     for key in await user_keys(tiers, user_id):  # e.g. the recall memory of a chat deleted earlier alone
         await _delete(tiers, key)

@@ -74,11 +74,12 @@ class FactQueue:
         )
         return _entries(reply[1])
 
-    async def done(self, ids: list[str]) -> None:
-        """Acknowledge and drop entries whose turns were applied."""
-        if ids:
-            await self._call("acknowledging in", self._client.xack(self.key, GROUP, *ids))
-            await self._call("trimming", self._client.xdel(self.key, *ids))
+    async def done(self, ids: list[str]) -> int:
+        """Acknowledge and drop entries (whose turns were applied, or erased); how many were dropped."""
+        if not ids:
+            return 0
+        await self._call("acknowledging in", self._client.xack(self.key, GROUP, *ids))
+        return int(await self._call("trimming", self._client.xdel(self.key, *ids)))
 
     async def drop(self, user_id: str | bytes, chat_id: str | bytes | None = None) -> int:
         """Drop every entry of `user_id` (of one chat with `chat_id`), read or not, for erasure; returns how
@@ -93,9 +94,8 @@ class FactQueue:
                 return dropped
             mine = [eid for eid, fields in page if _names(fields, user, chat)]
             if mine:
-                await self.ensure_group()
-                await self._call("acknowledging in", self._client.xack(self.key, GROUP, *mine))
-                dropped += int(await self._call("trimming", self._client.xdel(self.key, *mine)))
+                await self.ensure_group()  # the stream may never have been read by a worker
+                dropped += await self.done(mine)
             last = page[-1][0]
             start = "(" + (last.decode() if isinstance(last, bytes) else str(last))
 
@@ -110,8 +110,12 @@ class FactQueue:
         return int(await self._call("reading", self._client.xlen(self.key)))
 
 
+def _fields(fields: dict[Any, Any]) -> dict[str, Any]:
+    return {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
+
+
 def _names(fields: dict[Any, Any], user: bytes, chat: bytes | None) -> bool:
-    data = {(k.decode() if isinstance(k, bytes) else k): raw_id(v) for k, v in fields.items()}
+    data = {k: raw_id(v) for k, v in _fields(fields).items()}
     return data.get("user") == user and (chat is None or data.get("chat") == chat)
 
 
@@ -120,7 +124,7 @@ def _entries(raw: list[Any]) -> list[QueueEntry]:
     for entry_id, fields in raw:
         if not fields:  # deleted meanwhile
             continue
-        data = {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
+        data = _fields(fields)
         eid = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
         out.append(
             QueueEntry(

@@ -153,9 +153,8 @@ class SearchIndex:
         alone with one: never a silent listing of the newest."""
         query_terms = sorted(set(term_counts(query)))
         if vector is not None and query.strip():
-            if not query_terms:
-                return await self._nearest(vector, tags, start, end, offset, limit)
-            return await self._hybrid(query, vector, tags, start, end, offset, limit)
+            lexical = query if query_terms else None  # nothing to look for in words: the vector alone
+            return await self._hybrid(lexical, vector, tags, start, end, offset, limit)
         tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
         if not query_terms:
             if query.strip():
@@ -222,7 +221,7 @@ class SearchIndex:
 
     async def _hybrid(
         self,
-        query: str,
+        query: str | None,
         vector: Sequence[float],
         tags: Sequence[str],
         start: float | None,
@@ -231,7 +230,9 @@ class SearchIndex:
         limit: int,
     ) -> tuple[list[Hit], int]:
         depth = max(50, offset + limit)
-        lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth)
+        lexical: list[Hit] = []
+        if query is not None:
+            lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth)
         nearest = await self.vector_search(vector, tags=tags, start=start, end=end, limit=depth)
         docs = {h.doc.id: h.doc for h in lexical + nearest}
         fused = reciprocal_rank_fusion([[h.doc.id for h in lexical], [h.doc.id for h in nearest]])
@@ -253,18 +254,6 @@ class SearchIndex:
             return []
         hits, _ = await self.search(text, tags=tags, limit=limit, vector=vector, ids_only=ids_only)
         return hits
-
-    async def _nearest(
-        self,
-        vector: Sequence[float],
-        tags: Sequence[str],
-        start: float | None,
-        end: float | None,
-        offset: int,
-        limit: int,
-    ) -> tuple[list[Hit], int]:
-        nearest = await self.vector_search(vector, tags=tags, start=start, end=end, limit=offset + limit)
-        return nearest[offset : offset + limit], len(nearest)
 
     async def _by_date(
         self, tags: Sequence[str], start: float | None, end: float | None, offset: int, limit: int
