@@ -1,0 +1,147 @@
+"""Retrieval quality and cost on our own dev set (`benchmarks/retrieval_dev`), in English and Chinese.
+
+Each conversation's turns go into a recall index exactly as the tiered assistant writes them
+(`roles.tiered.recall_doc`); each question is searched and its evidence turns looked for in the top 5, 10
+and 20 (a question with two evidence turns counts half for each). Lexical always; vector and hybrid when an
+embeddings endpoint is given (`--base-url`, e.g. `benchmarks/embeddings_server.py`). Latency is the search
+alone (questions are embedded before timing). Prints a table per language, then one JSON line.
+
+    python benchmarks/retrieval.py [--base-url http://127.0.0.1:8765/v1 --model all-MiniLM-L6-v2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import redis.asyncio as aioredis
+
+from benchmarks.common.servers import local_redis
+from benchmarks.retrieval_dev.generate import Conversation, generate
+from brain import LLMSettings, OpenAILLM
+from brain.keys import recall_base
+from brain.llm.tokens import Tokenizer
+from brain.message import Message
+from brain.search.index import IndexScripts, SearchIndex
+from roles.tiered import recall_doc
+
+KS = (5, 10, 20)
+KINDS = ("single", "temporal", "multi", "inference")
+
+
+def recall(found: list[str], evidence: tuple[str, ...], k: int) -> float:
+    top = set(found[:k])
+    return sum(e in top for e in evidence) / len(evidence)
+
+
+async def run_language(
+    client: aioredis.Redis, scripts: IndexScripts, language: str, llm: OpenAILLM | None, tokenizer: Tokenizer
+) -> dict[str, dict[str, list[float]]]:
+    """Per mode: per question recall at each k (keys 'r@5:kind'), latencies ('ms') and top-10 tokens."""
+    results: dict[str, dict[str, list[float]]] = {}
+    for number, conv in enumerate(generate(language)):
+        index = SearchIndex(
+            client, recall_base("bench", f"retrieval-{language}", str(number)), scripts=scripts
+        )
+        await index.drop()
+        docs = [recall_doc(message) for message in messages(conv)]
+        vectors = await llm.embed([d.text for d in docs]) if llm is not None else None
+        for start in range(0, len(docs), 200):
+            await index.add_many(docs[start : start + 200], vectors[start : start + 200] if vectors else None)
+        qvectors = await llm.embed([q.text for q in conv.questions]) if llm is not None else None
+        for i, question in enumerate(conv.questions):
+            modes: dict[str, object] = {"lexical": None}
+            if qvectors is not None:
+                modes |= {"vector": qvectors[i], "hybrid": qvectors[i]}
+            for mode, vector in modes.items():
+                t0 = time.perf_counter()
+                if mode == "vector":
+                    hits = await index.vector_search(vector, limit=20)  # type: ignore[arg-type]
+                else:
+                    hits, _ = await index.search(question.text, limit=20, vector=vector)  # type: ignore[arg-type]
+                elapsed = (time.perf_counter() - t0) * 1000
+                found = [h.doc.id for h in hits]
+                out = results.setdefault(mode, {})
+                out.setdefault("ms", []).append(elapsed)
+                out.setdefault("tokens", []).append(tokenizer.count("\n".join(h.doc.text for h in hits[:10])))
+                for k in KS:
+                    value = recall(found, question.evidence, k)
+                    out.setdefault(f"r@{k}", []).append(value)
+                    out.setdefault(f"r@{k}:{question.kind}", []).append(value)
+        await index.drop()
+    return results
+
+
+def messages(conv: Conversation) -> list[Message]:
+    return [
+        Message(
+            id=t.id,
+            role="user" if t.speaker == conv.speakers[0] else "assistant",
+            sent_from=t.speaker,
+            content=t.text,
+            created_at=datetime.fromtimestamp(t.ts, UTC),
+        )
+        for t in conv.turns
+    ]
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def table(language: str, results: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
+    convs = generate(language)
+    print(
+        f"\n[{language}] {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
+        f"{sum(len(c.questions) for c in convs)} questions"
+    )
+    print(f"{'mode':>8} | {'kind':>9} | {'n':>4} | {'r@5':>5} | {'r@10':>5} | {'r@20':>5}")
+    summary: dict[str, dict[str, float]] = {}
+    for mode, out in results.items():
+        for kind in (*KINDS, "all"):
+            suffix = "" if kind == "all" else f":{kind}"
+            row = [mean(out[f"r@{k}{suffix}"]) for k in KS]
+            n = len(out[f"r@5{suffix}"])
+            print(f"{mode:>8} | {kind:>9} | {n:>4} | " + " | ".join(f"{v:>5.3f}" for v in row))
+        ms = out["ms"]
+        p50, p95 = statistics.median(ms), statistics.quantiles(ms, n=20)[18]
+        tokens = mean(out["tokens"])
+        print(f"{mode:>8} | latency p50 {p50:.2f} ms, p95 {p95:.2f} ms; top-10 prompt tokens {tokens:.0f}")
+        summary[mode] = {f"r@{k}": round(mean(out[f"r@{k}"]), 3) for k in KS} | {"p50_ms": round(p50, 3)}
+    return summary
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base-url", help="an OpenAI-compatible endpoint with an embeddings model")
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--languages", default="en,zh")
+    args = parser.parse_args()
+    llm = None
+    if args.base_url:
+        llm = OpenAILLM.from_settings(LLMSettings(base_url=args.base_url, embedding_model=args.model))
+    tokenizer = Tokenizer.for_model("gpt-4o-mini")
+    summary: dict[str, dict[str, dict[str, float]]] = {}
+    with local_redis() as (url, server):
+        client = aioredis.Redis.from_url(url)
+        scripts = IndexScripts(client)
+        print(f"server: {server}; embeddings: {args.model if llm else 'none (lexical only)'}")
+        for language in args.languages.split(","):
+            results = await run_language(client, scripts, language, llm, tokenizer)
+            summary[language] = table(language, results)
+        await client.aclose()
+    if llm is not None:
+        await llm.aclose()
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
