@@ -27,10 +27,9 @@ import redis.asyncio as aioredis
 from benchmarks.common.servers import local_redis
 from benchmarks.retrieval_dev.generate import Conversation, generate
 from brain import LLMSettings, OpenAILLM
-from brain.keys import recall_base
 from brain.llm.tokens import Tokenizer
+from brain.memory.tiers import Tiers
 from brain.message import Message
-from brain.search.index import IndexScripts, SearchIndex
 from roles.tiered import recall_doc
 
 KS = (5, 10, 20)
@@ -43,17 +42,15 @@ def recall(found: list[str], evidence: tuple[str, ...], k: int) -> float:
 
 
 async def run_language(
-    client: aioredis.Redis, scripts: IndexScripts, language: str, llm: OpenAILLM | None, tokenizer: Tokenizer
+    tiers: Tiers, language: str, llm: OpenAILLM | None, tokenizer: Tokenizer
 ) -> dict[str, dict[str, list[float]]]:
     """Per mode: per question recall at each k (keys 'r@5:kind'), latencies ('ms') and top-10 tokens."""
     results: dict[str, dict[str, list[float]]] = {}
     for number, conv in enumerate(generate(language)):
-        index = SearchIndex(
-            client, recall_base("bench", f"retrieval-{language}", str(number)), scripts=scripts
-        )
+        index = tiers.recall(f"retrieval-{language}", str(number))  # as the tiered assistant has it
         await index.drop()
         docs = [recall_doc(message) for message in messages(conv)]
-        vectors = await llm.embed([d.text for d in docs]) if llm is not None else None
+        vectors = await llm.embed([index.indexed_text(d) for d in docs]) if llm is not None else None
         for start in range(0, len(docs), 200):
             await index.add_many(docs[start : start + 200], vectors[start : start + 200] if vectors else None)
         qvectors = await llm.embed([q.text for q in conv.questions]) if llm is not None else None
@@ -132,10 +129,10 @@ async def main() -> None:
     summary: dict[str, dict[str, dict[str, float]]] = {}
     with local_redis() as (url, server):
         client = aioredis.Redis.from_url(url)
-        scripts = IndexScripts(client)
+        tiers = Tiers(client, prefix="bench")
         print(f"server: {server}; embeddings: {args.model if llm else 'none (lexical only)'}")
         for language in args.languages.split(","):
-            results = await run_language(client, scripts, language, llm, tokenizer)
+            results = await run_language(tiers, language, llm, tokenizer)
             summary[language] = table(language, results)
         await client.aclose()
     if llm is not None:

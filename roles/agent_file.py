@@ -104,7 +104,9 @@ async def import_agent(file: AgentFile, agent: Assistant, user_id: str, chat_id:
             await agent.tiers.core.create(scope, item.block, replace=True)
         embed = agent.tiers.embed
         vectors = (
-            await embed([d.text for d in file.archival]) if embed is not None and file.archival else None
+            await embed([archival.indexed_text(d) for d in file.archival])
+            if embed is not None and file.archival
+            else None
         )
         await archival.add_many(list(file.archival), vectors)
         await agent.sync_recall(await agent.load_memory(user_id, chat_id))  # rebuilt from the imported turns

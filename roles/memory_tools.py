@@ -205,7 +205,7 @@ class MemoryTools:
         doc = IndexedDoc(
             id=uuid.uuid4().hex, text=a["content"], tags=tuple(a.get("tags") or ()), source="agent"
         )
-        await self.archival.add(doc, await self.vector(a["content"]))
+        await self.archival.add(doc, await self.vector(self.archival.indexed_text(doc)))
         return ToolOutcome(result=f"ok: stored passage {doc.id}")
 
     async def _archival_search(self, a: dict[str, Any]) -> ToolOutcome:

@@ -144,7 +144,7 @@ class TieredAssistant(Assistant):
                 break
             docs = [recall_doc(t.message) for t in turns if not t.hidden]
             vectors = (
-                await self.tiers.embed([d.text for d in docs])
+                await self.tiers.embed([recall.indexed_text(d) for d in docs])
                 if self.tiers.embed is not None and docs
                 else None
             )

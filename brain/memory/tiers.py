@@ -18,7 +18,8 @@ __all__ = ["Tiers"]
 
 
 class Tiers:
-    """Core, archival and recall memory over one injected Redis client (the caller owns it).
+    """Core, archival and recall memory over one injected Redis client (the caller owns it). Archival and
+    recall indexes are dated: each document is indexed (and embedded) with its day in words.
 
     `embed`, when set, gives vectors for hybrid search (the configured embedding model)."""
 
@@ -35,11 +36,15 @@ class Tiers:
 
     def archival(self, user_id: str | bytes) -> SearchIndex:
         """A user's archival memory (shared by all their chats)."""
-        return SearchIndex(self.client, archival_base(self.prefix, user_id), scripts=self._scripts)
+        return SearchIndex(
+            self.client, archival_base(self.prefix, user_id), scripts=self._scripts, dated=True
+        )
 
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """One conversation's recall memory."""
-        return SearchIndex(self.client, recall_base(self.prefix, user_id, chat_id), scripts=self._scripts)
+        return SearchIndex(
+            self.client, recall_base(self.prefix, user_id, chat_id), scripts=self._scripts, dated=True
+        )
 
     def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSession:
         """One conversation's block memory storage (`memory.mode: blocks`)."""
@@ -53,7 +58,7 @@ class Tiers:
     def legacy_recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """A chat's recall index as brain-assistant 0.1 named it (only erasure reads it)."""
         return SearchIndex(
-            self.client, legacy_recall_base(self.prefix, user_id, chat_id), scripts=self._scripts
+            self.client, legacy_recall_base(self.prefix, user_id, chat_id), scripts=self._scripts, dated=True
         )
 
     async def vector(self, text: str) -> list[float] | None:

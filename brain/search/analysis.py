@@ -1,4 +1,13 @@
-"""Pure text-search logic: tokenizing for a lexical index, BM25 scoring, reciprocal rank fusion."""
+"""Pure text-search logic: analysis (text to index terms), BM25 scoring, rank fusion.
+
+Analysis, in order: NFKC and lower case; dates written as numbers ("2022-02-07", "2022/2/7", "2022年2月7日",
+"2月7日", "五月") become words ("7 february 2022"), month abbreviations their month, ordinals their number, so
+every way of writing a day meets every other; Han text is cut into words by jieba (search mode: words and
+the shorter words inside them); kana and Hangul runs into character bigrams; Latin, Greek and Cyrillic
+words lose their accents and go through the Snowball (Porter 2) stemmer; stop words are dropped (month
+names and time words are not stop words). `ANALYSIS` names this analysis: an index records the one it was
+built with, and one built by another is rebuilt before use (`brain.search.index`).
+"""
 
 from __future__ import annotations
 
@@ -7,41 +16,108 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-__all__ = ["bm25", "reciprocal_rank_fusion", "searchable", "stem", "term_counts", "terms"]
+import jieba
+import Stemmer
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+__all__ = [
+    "ANALYSIS",
+    "bm25",
+    "fuse",
+    "reciprocal_rank_fusion",
+    "searchable",
+    "stem",
+    "term_counts",
+    "terms",
+]
+
+ANALYSIS = "2"
+"""The analysis version; change it whenever `terms` would give another result for some text."""
+
+MONTHS = "january february march april may june july august september october november december".split()
+_ABBREVIATIONS = {m[:3]: m for m in MONTHS} | {"sept": "september"}
 STOPWORDS = frozenset(
     "a an the and or but if of to in on at by for with from as is are was were be been being am do does did "
     "i me my we our you your he him his she her it its they them their this that these those there here "
-    "what which who whom how why when where not no so than too very can could would should will shall may "
-    "might must have has had just about into over under again then once all any both each few more most "
-    "other some such only own same also s t d ll ve re m".split()
+    "what which who whom how why where not no so than too very can could would should will shall "
+    "might must have has had just about into over under all any both each few more most "
+    "other some such only own same also s t d ll ve re m "
+    # Chinese function words (as jieba cuts them)
+    "的 了 是 在 和 与 也 都 就 吗 呢 吧 啊 呀 么 着 过 把 被 给 让 对 从 向 之 而 或 但 并 又 很 还 "
+    "我 你 他 她 它 我们 你们 他们 她们 这 那 这个 那个 什么 哪 哪个 哪里 怎么 怎样 为什么 吗 一个 有 没有 "
+    # Japanese particles
+    "の は が を に で と も へ".split()
 )
 MAX_TERM = 48
+_CN_NUMBER = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)} | {"十一": 11, "十二": 12}
+
+_ISO = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+_CN_FULL = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+_CN_YEAR_MONTH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月")
+_CN_MONTH_DAY = re.compile(r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+_CN_MONTH = re.compile(r"(?<![\d年])(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?!份?[\d])")
+_CN_YEAR = re.compile(r"(\d{4})\s*年")
+_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA = "\u3040-\u30ff"
+_HANGUL = "\uac00-\ud7af"
+_TOKEN = re.compile(
+    rf"(?P<han>[{_HAN}]+)|(?P<cjk>[{_KANA}]+|[{_HANGUL}]+)|(?P<num>\d+)|(?P<word>[^\W\d_{_HAN}{_KANA}{_HANGUL}]+)"
+)
+_STEMMER = Stemmer.Stemmer("english")
+jieba.setLogLevel(60)  # jieba reports loading its dictionary at INFO on the root of its own logger
+
+
+def _month(number: str) -> str:
+    value = _CN_NUMBER.get(number) or int(number)
+    return MONTHS[value - 1] if 1 <= value <= 12 else number
+
+
+def _dates(text: str) -> str:
+    """Numeric and Chinese dates rewritten as words (day, month name, year). Pure."""
+    text = _ISO.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
+    text = _CN_FULL.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
+    text = _CN_YEAR_MONTH.sub(lambda m: f" {_month(m[2])} {m[1]} ", text)
+    text = _CN_MONTH_DAY.sub(lambda m: f" {int(m[2])} {_month(m[1])} ", text)
+    text = _CN_MONTH.sub(lambda m: f" {_month(m[1])} ", text)
+    text = _CN_YEAR.sub(lambda m: f" {m[1]} ", text)
+    return _ORDINAL.sub(r"\1", text)
 
 
 @functools.lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """A light suffix stripper (plurals, -ing, -ed), enough for paraphrases to meet. Pure."""
-    for suffix, replacement, minimum in (
-        ("ies", "y", 5),
-        ("sses", "ss", 6),
-        ("ing", "", 6),
-        ("ed", "", 5),
-        ("es", "", 5),
-        ("s", "", 4),
-    ):
-        if word.endswith(suffix) and len(word) >= minimum and not word.endswith("ss"):
-            return word[: len(word) - len(suffix)] + replacement
-    return word
+    """A Latin, Greek or Cyrillic word without accents, stemmed by Snowball's English stemmer. Pure."""
+    if not word.isascii():
+        folded = "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+        word = unicodedata.normalize("NFC", folded)
+    word = _ABBREVIATIONS.get(word, word)
+    return str(_STEMMER.stemWord(word)) if word.isascii() else word
+
+
+def _bigrams(run: str) -> Iterator[str]:
+    if len(run) == 1:
+        yield run
+    for i in range(len(run) - 1):
+        yield run[i : i + 2]
+
+
+def _words(text: str) -> Iterator[str]:
+    for match in _TOKEN.finditer(_dates(unicodedata.normalize("NFKC", text).lower())):
+        kind, token = match.lastgroup, match[0]
+        if kind == "han":
+            yield from (w for w in jieba.cut_for_search(token) if w.strip())
+        elif kind == "cjk":
+            yield from _bigrams(token)
+        elif kind == "num":
+            yield token.lstrip("0") or "0" if len(token) <= 2 else token
+        elif token not in STOPWORDS:
+            yield stem(token)
 
 
 def terms(text: str) -> list[str]:
-    """Index terms of `text`: NFKC, lower case, stop words dropped, stemmed, at most 48 characters."""
-    words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
-    return [stem(w)[:MAX_TERM] for w in words if w not in STOPWORDS]
+    """Index terms of `text`, in order (see the module's docstring), each at most 48 characters. Pure."""
+    return [w[:MAX_TERM] for w in _words(text) if w not in STOPWORDS]
 
 
 def searchable(text: str) -> bool:
@@ -63,8 +139,17 @@ def bm25(
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
     """Fuse ranked id lists: score = sum of 1 / (k + rank). Best first; ties by first appearance. Pure."""
+    return fuse(rankings, k=k)
+
+
+def fuse(
+    rankings: Sequence[Sequence[str]], *, k: int = 60, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
+    """Weighted reciprocal rank fusion: score = sum of weight / (k + rank). Best first; ties by first
+    appearance. Pure."""
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    for i, ranking in enumerate(rankings):
+        weight = 1.0 if weights is None else weights[i]
         for rank, doc in enumerate(ranking, start=1):
-            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
+            scores[doc] = scores.get(doc, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda item: -item[1])

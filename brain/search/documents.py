@@ -91,7 +91,7 @@ async def load_document(
     if embed is not None and docs:
         vectors = []
         for start in range(0, len(docs), EMBED_CHUNK):
-            vectors += await embed([d.text for d in docs[start : start + EMBED_CHUNK]])
+            vectors += await embed([index.indexed_text(d) for d in docs[start : start + EMBED_CHUNK]])
             if progress is not None:
                 progress(len(vectors), len(docs))
     added = await index.add_many(docs, vectors)

@@ -3,13 +3,16 @@
 One index per namespace (e.g. a user's archival memory); all its keys share one hash tag, so every query
 touches only that namespace's keys (tenants are isolated by construction) and works on Redis Cluster.
 Per namespace: `docs` (id -> record JSON), `len` (id -> term count), `time` (id by timestamp),
-`post:<term>` (id -> term frequency), `tag:<tag>` (ids), `stats` (doc count, total length).
+`post:<term>` (id -> term frequency), `tag:<tag>` (ids), `stats` (doc count, total length, the analysis
+the postings were made with), `vec`/`vseq` (embeddings, see `brain.search.vectors`).
+
+A dated index (recall and archival memory) indexes each document with its day in words before its text
+(`brain.search.dates`): lexically and, through `indexed_text`, in what callers embed.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from array import array
 from collections.abc import Sequence
@@ -19,8 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from redis.exceptions import RedisError
 
 from brain.errors import InputError, StoreError
-from brain.search.analysis import reciprocal_rank_fusion, searchable, term_counts
+from brain.search.analyses import analysed
+from brain.search.analysis import ANALYSIS, fuse, searchable, term_counts
+from brain.search.dates import dated_text
+from brain.search.rebuild import rebuild
 from brain.search.scripts import ADD, DELETE, SEARCH
+from brain.search.vectors import VectorCache, allowed_ids
 from brain.store.connection import RedisClient
 
 __all__ = ["Hit", "IndexScripts", "IndexedDoc", "SearchIndex"]
@@ -47,18 +54,21 @@ class Hit(BaseModel):
 
 
 class IndexScripts:
-    """The index's Lua scripts registered on one client; build once and share between indexes."""
+    """The index's Lua scripts registered on one client, and the process's vector snapshots; build once
+    and share between indexes."""
 
-    def __init__(self, client: RedisClient) -> None:
+    def __init__(self, client: RedisClient, *, vector_cache: VectorCache | None = None) -> None:
         self.add = client.register_script(ADD)
         self.delete = client.register_script(DELETE)
         self.search = client.register_script(SEARCH)
+        self.vectors = vector_cache or VectorCache()
 
 
 class SearchIndex:
     """BM25 search over one namespace's documents, plus date-range listing. Clients are injected.
 
-    `base` is the namespace's key base from `brain.keys` (`archival_base`, `recall_base`)."""
+    `base` is the namespace's key base from `brain.keys` (`archival_base`, `recall_base`). Hybrid search
+    fuses the best `depth` of each ranking, weighted (lexical, vector), by reciprocal rank with `rrf_k`."""
 
     def __init__(
         self,
@@ -66,15 +76,65 @@ class SearchIndex:
         base: str,
         *,
         scripts: IndexScripts | None = None,
+        dated: bool = False,
         per_term: int = 1_000,
         k1: float = 1.2,
         b: float = 0.75,
+        depth: int = 100,
+        weights: tuple[float, float] = (1.0, 1.0),
+        rrf_k: int = 60,
     ) -> None:
         self._client = client
         self.base = base
+        self.dated = dated
         self.per_term, self.k1, self.b = per_term, k1, b
+        self.depth, self.weights, self.rrf_k = depth, weights, rrf_k
         scripts = scripts or IndexScripts(client)
         self._add, self._delete, self._search = scripts.add, scripts.delete, scripts.search
+        self._vectors = scripts.vectors
+
+    @property
+    def analysis(self) -> str:
+        """The analysis this index's postings are made with (`ANALYSIS`, and `d` when dated)."""
+        return ANALYSIS + ("d" if self.dated else "")
+
+    def indexed_text(self, doc: IndexedDoc) -> str:
+        """What is indexed (and what to embed) for `doc`: its text, headed by its day when dated."""
+        return dated_text(doc.text, doc.ts) if self.dated else doc.text
+
+    def _counts(self, doc: IndexedDoc, analysis: str) -> dict[str, int]:
+        return analysed(doc.text, doc.ts, analysis)
+
+    async def _stored_analysis(self) -> str:
+        raw = await self._call("reading", self._client.hget(self._key("stats"), "v"))
+        return "1" if raw is None else (raw.decode() if isinstance(raw, bytes) else str(raw))
+
+    async def rebuild(self) -> int:
+        """Re-analyse every document if the postings were made by another analysis (e.g. an index written
+        by an older version). Idempotent; other processes wait for it. Returns how many were re-analysed."""
+        return int(
+            await self._call(
+                "rebuilding",
+                rebuild(
+                    self._client,
+                    self.base,
+                    self.analysis,
+                    self._stored_analysis,
+                    self.all_docs,
+                    self._counts,
+                ),
+            )
+        )
+
+    async def _current(self, what: str, run: Any) -> Any:
+        """`run()` (a script call), after a rebuild when the script finds the index built by another
+        analysis."""
+        result = await self._call(what, run())
+        stale = result == -1 or (isinstance(result, list) and result[:1] == [-1])
+        if stale:
+            await self.rebuild()
+            result = await self._call(what, run())
+        return result
 
     def _key(self, part: str) -> str:
         return f"{self.base}:{part}"
@@ -88,7 +148,8 @@ class SearchIndex:
     async def add(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> bool:
         """Index `doc` (and its embedding); False (nothing changed) when its id is already there."""
         args = self._add_args(doc, vector)
-        return bool(await self._call("indexing", self._add(keys=[self._key("docs")], args=args)))
+        added = await self._current("indexing", lambda: self._add(keys=[self._key("docs")], args=args))
+        return bool(added == 1)
 
     async def add_many(
         self, docs: Sequence[IndexedDoc], vectors: Sequence[Sequence[float]] | None = None
@@ -96,28 +157,41 @@ class SearchIndex:
         """Index many documents in one round trip (each atomically); how many were new."""
         if not docs:
             return 0
-        pipe = self._client.pipeline(transaction=False)
-        for i, doc in enumerate(docs):
-            args = self._add_args(doc, vectors[i] if vectors is not None else None)
-            await self._add(keys=[self._key("docs")], args=args, client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
-        return sum(map(bool, await self._call("indexing", pipe.execute())))
+        arguments = [
+            self._add_args(d, vectors[i] if vectors is not None else None) for i, d in enumerate(docs)
+        ]
+
+        async def run() -> list[int]:
+            pipe = self._client.pipeline(transaction=False)
+            for args in arguments:
+                await self._add(keys=[self._key("docs")], args=args, client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
+            return list(await pipe.execute())
+
+        results = await self._call("indexing", run())
+        if (
+            -1 in results
+        ):  # built by another analysis: rebuilt, then the rest indexed (ids make it idempotent)
+            await self.rebuild()
+            results = await self._call("indexing", run())
+        return sum(1 for r in results if r == 1)
 
     def _add_args(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> list[Any]:
-        counts = term_counts(doc.text)
+        counts = self._counts(doc, self.analysis)
         tags = sorted({t.strip().lower() for t in doc.tags if t.strip()})
         if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
             raise InputError("tags are at most 64 characters, without ':' or spaces")
         record = doc.model_copy(update={"tags": tuple(tags)}).model_dump_json()
         postings = " ".join(f"{term} {tf}" for term, tf in counts.items())
         packed = array("f", vector).tobytes() if vector is not None else b""
-        return [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags), packed]
+        return [doc.id, record, doc.ts, sum(counts.values()), postings, " ".join(tags), packed, self.analysis]
 
     async def delete(self, doc_id: str) -> bool:
         doc = await self.get(doc_id)
         if doc is None:
             return False
-        args = [doc_id, " ".join(term_counts(doc.text)), " ".join(doc.tags)]
-        return bool(await self._call("deleting", self._delete(keys=[self._key("docs")], args=args)))
+        args = [doc_id, " ".join(self._counts(doc, self.analysis)), " ".join(doc.tags), self.analysis]
+        deleted = await self._current("deleting", lambda: self._delete(keys=[self._key("docs")], args=args))
+        return bool(deleted == 1)
 
     async def get(self, doc_id: str) -> IndexedDoc | None:
         raw = await self._call("reading", self._client.hget(self._key("docs"), doc_id))
@@ -173,8 +247,11 @@ class SearchIndex:
             end if end is not None else 1e308,
             max(offset, 0),
             max(limit, 0),
+            self.analysis,
         ]
-        total, *flat = await self._call("searching", self._search(keys=[self._key("docs")], args=args))
+        total, *flat = await self._current(
+            "searching", lambda: self._search(keys=[self._key("docs")], args=args)
+        )
         names = [x.decode() if isinstance(x, bytes) else x for x in flat[0::2]]
         scores = [float(s) for s in flat[1::2]]
         if ids_only:
@@ -194,30 +271,17 @@ class SearchIndex:
         end: float | None = None,
         limit: int = 50,
     ) -> list[Hit]:
-        """Nearest documents by cosine similarity (exact scan of this namespace's vectors)."""
-        raw = await self._call("reading vectors", self._client.hgetall(self._key("vec")))
-        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-        scored = []
-        for doc_id, packed in raw.items():
-            other = array("f")
-            other.frombytes(packed)
-            if len(other) != len(vector):
-                continue
-            dot = sum(a * b for a, b in zip(vector, other, strict=True))
-            scored.append((dot / (norm * (math.sqrt(sum(x * x for x in other)) or 1.0)), doc_id))
-        scored.sort(reverse=True)
-        wanted = {t.strip().lower() for t in tags if t.strip()}
-        hits = []
-        for score, doc_id in scored:
-            docs = await self._docs([doc_id.decode() if isinstance(doc_id, bytes) else doc_id])
-            if not docs or (wanted and not wanted & set(docs[0].tags)):
-                continue
-            if (start is not None and docs[0].ts < start) or (end is not None and docs[0].ts > end):
-                continue
-            hits.append(Hit(doc=docs[0], score=score))
-            if len(hits) >= limit:
-                break
-        return hits
+        """Nearest documents by cosine similarity (exact: every vector of the namespace is scored)."""
+        nearest = await self._nearest(vector, tags, start, end, limit)
+        docs = {d.id: d for d in await self._docs([i for i, _ in nearest])}
+        return [Hit(doc=docs[i], score=s) for i, s in nearest if i in docs]
+
+    async def _nearest(
+        self, vector: Sequence[float], tags: Sequence[str], start: float | None, end: float | None, limit: int
+    ) -> list[tuple[str, float]]:
+        snapshot = await self._call("reading vectors", self._vectors.snapshot(self._client, self.base))
+        allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
+        return list(snapshot.nearest(vector, limit, allowed))
 
     async def _hybrid(
         self,
@@ -229,14 +293,17 @@ class SearchIndex:
         offset: int,
         limit: int,
     ) -> tuple[list[Hit], int]:
-        depth = max(50, offset + limit)
+        depth = max(self.depth, offset + limit)
         lexical: list[Hit] = []
         if query is not None:
-            lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth)
-        nearest = await self.vector_search(vector, tags=tags, start=start, end=end, limit=depth)
-        docs = {h.doc.id: h.doc for h in lexical + nearest}
-        fused = reciprocal_rank_fusion([[h.doc.id for h in lexical], [h.doc.id for h in nearest]])
-        return [Hit(doc=docs[i], score=s) for i, s in fused[offset : offset + limit]], len(fused)
+            lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth, ids_only=True)
+        nearest = await self._nearest(vector, tags, start, end, depth)
+        fused = fuse(
+            [[h.doc.id for h in lexical], [i for i, _ in nearest]], k=self.rrf_k, weights=self.weights
+        )
+        page = fused[offset : offset + limit]
+        docs = {d.id: d for d in await self._docs([i for i, _ in page])}
+        return [Hit(doc=docs[i], score=s) for i, s in page if i in docs], len(fused)
 
     async def related(
         self,
@@ -289,10 +356,11 @@ class SearchIndex:
     async def drop(self) -> int:
         """Delete the whole namespace: every key its documents can have made (no keyspace scan).
         Returns how many documents it held."""
+        analysis = await self._stored_analysis()
         docs = await self.all_docs()
-        parts = {"docs", "len", "time", "stats", "vec", "sources"}
+        parts = {"docs", "len", "time", "stats", "vec", "vseq", "sources"}
         for doc in docs:
-            parts |= {f"post:{term}" for term in term_counts(doc.text)}
+            parts |= {f"post:{term}" for term in self._counts(doc, analysis)}
             parts |= {f"tag:{tag}" for tag in doc.tags}
         keys = sorted(self._key(p) for p in parts)
         for start in range(0, len(keys), 500):

@@ -1,4 +1,4 @@
-"""Lua scripts of the lexical search index (see `brain.search_index`)."""
+"""Lua scripts of the lexical search index (see `brain.search.index`)."""
 
 __all__ = ["ADD", "DELETE", "SEARCH"]
 
@@ -7,14 +7,27 @@ __all__ = ["ADD", "DELETE", "SEARCH"]
 COMMON = """
 local base = string.sub(KEYS[1], 1, #KEYS[1] - 5)  -- KEYS[1] is '<base>:docs'
 local function key(part) return base .. ':' .. part end
+-- Whether the index was built by `version`'s analysis; an empty index takes it (`claim`).
+local function current(version, claim)
+  local v = redis.call('HGET', key('stats'), 'v')
+  if v == version then return true end
+  if tonumber(redis.call('HGET', key('stats'), 'n') or '0') > 0 then return false end
+  if claim then redis.call('HSET', key('stats'), 'v', version) end
+  return true
+end
 """
 
 ADD = (
     COMMON
     + """
--- KEYS: docs; ARGV: id, record, ts, length, postings 'term tf term tf ...', tags 'tag tag ...', vector
+-- KEYS: docs; ARGV: id, record, ts, length, postings 'term tf term tf ...', tags 'tag tag ...', vector,
+-- analysis. Returns 1 (added), 0 (the id is there) or -1 (the index was built by another analysis).
+if not current(ARGV[8], true) then return -1 end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
-if ARGV[7] ~= '' then redis.call('HSET', key('vec'), ARGV[1], ARGV[7]) end
+if ARGV[7] ~= '' then
+  redis.call('HSET', key('vec'), ARGV[1], ARGV[7])
+  redis.call('ZADD', key('vseq'), redis.call('HINCRBY', key('stats'), 'vseq', 1), ARGV[1])
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', key('len'), ARGV[1], ARGV[4])
 redis.call('ZADD', key('time'), ARGV[3], ARGV[1])
@@ -31,12 +44,17 @@ return 1
 DELETE = (
     COMMON
     + """
--- KEYS: docs; ARGV: id, terms 'term term ...', tags 'tag tag ...'
+-- KEYS: docs; ARGV: id, terms 'term term ...', tags 'tag tag ...', analysis. Returns 1, 0 (no such id) or
+-- -1 (the index was built by another analysis).
+if not current(ARGV[4], false) then return -1 end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 local length = tonumber(redis.call('HGET', key('len'), ARGV[1]) or '0')
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', key('len'), ARGV[1])
-redis.call('HDEL', key('vec'), ARGV[1])
+if redis.call('HDEL', key('vec'), ARGV[1]) == 1 then
+  redis.call('ZREM', key('vseq'), ARGV[1])
+  redis.call('HINCRBY', key('stats'), 'vdel', 1)
+end
 redis.call('ZREM', key('time'), ARGV[1])
 redis.call('HINCRBY', key('stats'), 'n', -1)
 redis.call('HINCRBY', key('stats'), 'total', 0 - length)
@@ -49,7 +67,9 @@ return 1
 SEARCH = (
     COMMON
     + """
--- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit
+-- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit,
+-- analysis. Returns {total, id, score, ...}, or {-1} when the index was built by another analysis.
+if not current(ARGV[10], false) then return {-1} end
 local per_term, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local t0, t1, offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')

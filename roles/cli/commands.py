@@ -191,12 +191,13 @@ async def _archival(s: ChatSession, arg: str) -> bool:
         return True
     if (agent := _tiered(s)) is None:
         return True
-    archival, vector = agent.tiers.archival(s.user_id), await agent.tiers.vector(text)
+    archival = agent.tiers.archival(s.user_id)
     if verb == "add":
-        await archival.add(IndexedDoc(id=uuid.uuid4().hex, text=text.strip(), source="user"), vector)
+        doc = IndexedDoc(id=uuid.uuid4().hex, text=text.strip(), source="user")
+        await archival.add(doc, await agent.tiers.vector(archival.indexed_text(doc)))
         s.say("stored in archival memory")
         return True
-    hits, total = await archival.search(text, limit=5, vector=vector)
+    hits, total = await archival.search(text, limit=5, vector=await agent.tiers.vector(text))
     s.say(f"{total} passage(s) match" + (":" if hits else ""))
     for hit in hits:
         s.say(f"- {hit.doc.text} (score {hit.score:.3f})")

@@ -22,7 +22,7 @@ DOCS = [
 
 def test_pure_parts() -> None:
     assert terms("The Hotels were BOOKED, Ann's trips!") == ["hotel", "book", "ann", "trip"]
-    assert stem("stories") == "story" and stem("class") == "class" and stem("is") == "is"
+    assert stem("stories") == stem("story") and stem("class") == "class" and stem("baked") == stem("bake")
     assert bm25(tf=2, df=1, n_docs=10, doc_len=5, avg_len=5) > bm25(
         tf=1, df=1, n_docs=10, doc_len=5, avg_len=5
     )
