@@ -139,17 +139,28 @@ def bm25(
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> list[tuple[str, float]]:
     """Fuse ranked id lists: score = sum of 1 / (k + rank). Best first; ties by first appearance. Pure."""
-    return fuse(rankings, k=k)
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, doc in enumerate(ranking, start=1):
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda item: -item[1])
 
 
 def fuse(
-    rankings: Sequence[Sequence[str]], *, k: int = 60, weights: Sequence[float] | None = None
+    lexical: Sequence[tuple[str, float]], vector: Sequence[tuple[str, float]], *, weight: float = 0.2
 ) -> list[tuple[str, float]]:
-    """Weighted reciprocal rank fusion: score = sum of weight / (k + rank). Best first; ties by first
-    appearance. Pure."""
+    """Fuse a lexical and a vector ranking by their scores: each divided by its ranking's best, then
+    `(1 - weight) * lexical + weight * vector` (a document missing from one ranking scores 0 there).
+    Best first; ties by id. Pure.
+
+    Measured on the dev set (`benchmarks/retrieval.py`), this beat both inputs in both languages, where
+    reciprocal rank fusion with equal weights did worse than lexical alone; a small `weight` keeps a model
+    that knows a language poorly (MiniLM on Chinese) from pulling good lexical hits down."""
     scores: dict[str, float] = {}
-    for i, ranking in enumerate(rankings):
-        weight = 1.0 if weights is None else weights[i]
-        for rank, doc in enumerate(ranking, start=1):
-            scores[doc] = scores.get(doc, 0.0) + weight / (k + rank)
-    return sorted(scores.items(), key=lambda item: -item[1])
+    for ranking, share in ((lexical, 1.0 - weight), (vector, weight)):
+        best = max((s for _, s in ranking), default=0.0)
+        if best <= 0:
+            continue
+        for doc, score in ranking:
+            scores[doc] = scores.get(doc, 0.0) + share * max(score, 0.0) / best
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

@@ -68,7 +68,7 @@ class SearchIndex:
     """BM25 search over one namespace's documents, plus date-range listing. Clients are injected.
 
     `base` is the namespace's key base from `brain.keys` (`archival_base`, `recall_base`). Hybrid search
-    fuses the best `depth` of each ranking, weighted (lexical, vector), by reciprocal rank with `rrf_k`."""
+    fuses the best `depth` of each ranking by score, the vector's with `vector_weight` (`fuse`)."""
 
     def __init__(
         self,
@@ -80,15 +80,14 @@ class SearchIndex:
         per_term: int = 1_000,
         k1: float = 1.2,
         b: float = 0.75,
-        depth: int = 100,
-        weights: tuple[float, float] = (1.0, 1.0),
-        rrf_k: int = 60,
+        depth: int = 500,
+        vector_weight: float = 0.2,
     ) -> None:
         self._client = client
         self.base = base
         self.dated = dated
         self.per_term, self.k1, self.b = per_term, k1, b
-        self.depth, self.weights, self.rrf_k = depth, weights, rrf_k
+        self.depth, self.vector_weight = depth, vector_weight
         scripts = scripts or IndexScripts(client)
         self._add, self._delete, self._search = scripts.add, scripts.delete, scripts.search
         self._vectors = scripts.vectors
@@ -219,7 +218,7 @@ class SearchIndex:
         ids_only: bool = False,
     ) -> tuple[list[Hit], int]:
         """BM25 hits for `query` (best first) within the filters, and how many matched in all. With a query
-        `vector`, the lexical and the vector rankings are fused (reciprocal rank fusion). With `ids_only`
+        `vector`, the lexical and the vector rankings are fused by score (`fuse`). With `ids_only`
         and no vector, hits carry only document ids: nothing else is read (the total is then 0).
 
         An empty query lists documents in the date range, newest first. A query with nothing to search for
@@ -298,9 +297,7 @@ class SearchIndex:
         if query is not None:
             lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth, ids_only=True)
         nearest = await self._nearest(vector, tags, start, end, depth)
-        fused = fuse(
-            [[h.doc.id for h in lexical], [i for i, _ in nearest]], k=self.rrf_k, weights=self.weights
-        )
+        fused = fuse([(h.doc.id, h.score) for h in lexical], nearest, weight=self.vector_weight)
         page = fused[offset : offset + limit]
         docs = {d.id: d for d in await self._docs([i for i, _ in page])}
         return [Hit(doc=docs[i], score=s) for i, s in page if i in docs], len(fused)
