@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,9 +20,10 @@ from brain.memory.core import CoreMemory
 from brain.search.index import Hit, IndexedDoc, SearchIndex
 from roles.skills import check_arguments
 
-__all__ = ["MemoryTools", "ToolOutcome"]
+__all__ = ["Linked", "MemoryTools", "ToolOutcome"]
 
 _HEARTBEAT = {"type": "boolean", "description": "true to think again after seeing the result"}
+_DATE = "an ISO date, YYYY-MM-DD"
 
 
 def _spec(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSpec:
@@ -60,33 +61,43 @@ SPECS = [
     ),
     _spec(
         "archival_memory_search",
-        "Search archival memory (words, optional tags and ISO dates).",
+        "Search archival memory by words and meaning; each passage is indexed with the day it was stored, "
+        "so a day or month in the query helps. Narrow with tags and a date range (start_date/end_date).",
         {
-            "query": {"type": "string"},
+            "query": {"type": "string", "description": "what to find; may name a day, e.g. 7 February 2022"},
             "page": {"type": "integer"},
-            "tags": {"type": "array"},
-            "start_date": {"type": "string"},
-            "end_date": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "start_date": {"type": "string", "description": _DATE},
+            "end_date": {"type": "string", "description": _DATE + ", included"},
         },
         ["query"],
     ),
     _spec(
         "conversation_search",
-        "Search past messages of this conversation by words (optionally only the user's or your own).",
+        "Search past messages of this conversation by words and meaning. Each message is indexed with its "
+        'speaker and day, so name them in the query ("what did Ann say about the cake in May 2022"), and '
+        "narrow with role (only the user's or your own messages) and a date range (start_date/end_date).",
         {
             "query": {"type": "string"},
-            "page": {"type": "integer"},
+            "start_date": {"type": "string", "description": _DATE},
+            "end_date": {"type": "string", "description": _DATE + ", included"},
             "role": {"type": "string", "enum": ["user", "assistant"]},
+            "page": {"type": "integer"},
         },
         ["query"],
     ),
     _spec(
         "conversation_search_date",
-        "List past messages between two ISO dates (YYYY-MM-DD).",
+        "List past messages between two ISO dates (YYYY-MM-DD), newest first, without a query.",
         {"start_date": {"type": "string"}, "end_date": {"type": "string"}, "page": {"type": "integer"}},
         ["start_date", "end_date"],
     ),
 ]
+
+
+Linked = Callable[[str, Sequence[float] | None], Awaitable[list[str]]]
+"""Given a query (and its embedding), the ids of the turns that what memory knows about it (facts) was
+learned from; conversation search raises them in its ranking."""
 
 
 class ToolOutcome(BaseModel):
@@ -139,9 +150,10 @@ class MemoryTools:
         *,
         page_size: int = 5,
         embed: Embed | None = None,
+        linked: Linked | None = None,
     ) -> None:
         self.core, self.scopes, self.archival, self.recall = core, scopes, archival, recall
-        self.page_size, self.embed = page_size, embed
+        self.page_size, self.embed, self.linked = page_size, embed, linked
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[ToolOutcome]]] = {
             "send_message": self._send_message,
             "core_memory_append": self._append,
@@ -223,12 +235,17 @@ class MemoryTools:
 
     async def _conversation_search(self, a: dict[str, Any]) -> ToolOutcome:
         page = max(int(a.get("page") or 0), 0)
+        vector = await self.vector(a["query"])
+        linked = await self.linked(a["query"], vector) if self.linked is not None else []
         hits, total = await self.recall.search(
             a["query"],
             tags=[a["role"]] if a.get("role") else (),
+            start=_date(a.get("start_date")),
+            end=_date(a.get("end_date"), end=True),
             offset=page * self.page_size,
             limit=self.page_size,
-            vector=await self.vector(a["query"]),
+            vector=vector,
+            linked=linked,
         )
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
 

@@ -89,7 +89,18 @@ class TieredAssistant(Assistant):
             self.tiers.archival(user_id),
             self.tiers.recall(user_id, chat_id),
             embed=self.tiers.embed,
+            linked=lambda query, vector: self.linked_turns(user_id, query, vector),
         )
+
+    async def linked_turns(
+        self, user_id: str | bytes, query: str, vector: Sequence[float] | None = None
+    ) -> list[str]:
+        """The turns that the user's current facts matching `query` were learned from (none when facts
+        are off), so that conversation search finds a turn through what was learned from it."""
+        if not self.memory_settings.facts.enabled:
+            return []
+        found = await self.tiers.facts.search(user_id, query, limit=5, vector=vector)
+        return [turn for fact in found for turn in fact.source_turns]
 
     async def core_blocks(self, user_id: str | bytes) -> list[Block]:
         scopes = self.scopes(user_id)

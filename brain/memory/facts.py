@@ -194,10 +194,13 @@ class FactStore:
         limit: int = 10,
         as_of: float | None = None,
         category: str | None = None,
+        vector: Sequence[float] | None = None,
     ) -> list[Fact]:
-        """Facts matching `query` (BM25, fused with vectors when embeddings are on): current ones, or the
-        ones true at `as_of`; best first. None for a query with nothing to search for."""
-        vector = await embed_one(self.embed, query)
+        """Facts matching `query` (BM25, fused with vectors when embeddings are on; `vector` is the query's
+        embedding when the caller has it): current ones, or the ones true at `as_of`; best first. None for
+        a query with nothing to search for."""
+        if vector is None:
+            vector = await embed_one(self.embed, query)
         hits = await self.index(user_id).related(
             query,
             tags=[category] if category else (),

@@ -147,10 +147,16 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> li
 
 
 def fuse(
-    lexical: Sequence[tuple[str, float]], vector: Sequence[tuple[str, float]], *, weight: float = 0.2
+    lexical: Sequence[tuple[str, float]],
+    vector: Sequence[tuple[str, float]],
+    *,
+    weight: float = 0.2,
+    linked: Sequence[str] = (),
+    link_weight: float = 0.5,
 ) -> list[tuple[str, float]]:
     """Fuse a lexical and a vector ranking by their scores: each divided by its ranking's best, then
-    `(1 - weight) * lexical + weight * vector` (a document missing from one ranking scores 0 there).
+    `(1 - weight) * lexical + weight * vector` (a document missing from one ranking scores 0 there), plus
+    `link_weight` for each `linked` document (e.g. the turns a matching fact was learned from).
     Best first; ties by id. Pure.
 
     Measured on the dev set (`benchmarks/retrieval.py`), this beat both inputs in both languages, where
@@ -163,4 +169,6 @@ def fuse(
             continue
         for doc, score in ranking:
             scores[doc] = scores.get(doc, 0.0) + share * max(score, 0.0) / best
+    for doc in dict.fromkeys(linked):
+        scores[doc] = scores.get(doc, 0.0) + link_weight
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

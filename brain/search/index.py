@@ -216,6 +216,7 @@ class SearchIndex:
         limit: int = 10,
         vector: Sequence[float] | None = None,
         ids_only: bool = False,
+        linked: Sequence[str] = (),
     ) -> tuple[list[Hit], int]:
         """BM25 hits for `query` (best first) within the filters, and how many matched in all. With a query
         `vector`, the lexical and the vector rankings are fused by score (`fuse`). With `ids_only`
@@ -223,11 +224,13 @@ class SearchIndex:
 
         An empty query lists documents in the date range, newest first. A query with nothing to search for
         (only stop words or punctuation) is an `InputError` without a vector, and searches by the vector
-        alone with one: never a silent listing of the newest."""
+        alone with one: never a silent listing of the newest. `linked` documents (e.g. the turns that
+        facts matching the query were learned from) are raised in the ranking when the filters allow them."""
         query_terms = sorted(set(term_counts(query)))
-        if vector is not None and query.strip():
+        if (vector is not None or linked) and query.strip():
             lexical = query if query_terms else None  # nothing to look for in words: the vector alone
-            return await self._hybrid(lexical, vector, tags, start, end, offset, limit)
+            if lexical is not None or vector is not None:
+                return await self._hybrid(lexical, vector, tags, start, end, offset, limit, linked)
         tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
         if not query_terms:
             if query.strip():
@@ -285,19 +288,25 @@ class SearchIndex:
     async def _hybrid(
         self,
         query: str | None,
-        vector: Sequence[float],
+        vector: Sequence[float] | None,
         tags: Sequence[str],
         start: float | None,
         end: float | None,
         offset: int,
         limit: int,
+        linked: Sequence[str] = (),
     ) -> tuple[list[Hit], int]:
         depth = max(self.depth, offset + limit)
         lexical: list[Hit] = []
         if query is not None:
             lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth, ids_only=True)
-        nearest = await self._nearest(vector, tags, start, end, depth)
-        fused = fuse([(h.doc.id, h.score) for h in lexical], nearest, weight=self.vector_weight)
+        nearest = [] if vector is None else await self._nearest(vector, tags, start, end, depth)
+        if linked:
+            allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
+            present = {d.id for d in await self._docs(list(dict.fromkeys(linked)))}
+            linked = [i for i in linked if i in present and (allowed is None or i in allowed)]
+        weight = self.vector_weight if vector is not None else 0.0
+        fused = fuse([(h.doc.id, h.score) for h in lexical], nearest, weight=weight, linked=linked)
         page = fused[offset : offset + limit]
         docs = {d.id: d for d in await self._docs([i for i, _ in page])}
         return [Hit(doc=docs[i], score=s) for i, s in page if i in docs], len(fused)

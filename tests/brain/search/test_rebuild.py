@@ -1,0 +1,81 @@
+"""An index written by an older analysis (brain-assistant up to 0.9) is rebuilt before it is used: old
+postings gone, every document findable under the new analysis, once, whoever gets there first."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as aioredis
+
+from brain.errors import StoreError
+from brain.keys import recall_base
+from brain.search.analyses import terms_v1
+from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
+
+OLD = [
+    IndexedDoc(id="t1", text="Ann: 我喜欢喝咖啡，住在北京", ts=1_644_253_200, tags=("user",)),
+    IndexedDoc(id="t2", text="Bot: the café opens in May", ts=1_644_253_260, tags=("assistant",)),
+    IndexedDoc(id="t3", text="Ann: we watched movies", ts=1_644_253_320, tags=("user",)),
+]
+
+
+async def write_v1(client: aioredis.Redis, base: str) -> set[str]:
+    """The layout version 0.9 wrote (no analysis recorded); returns its posting keys."""
+    keys = set()
+    total = 0
+    for doc in OLD:
+        counts = terms_v1(doc.text)
+        total += sum(counts.values())
+        await client.hset(f"{base}:docs", doc.id, doc.model_dump_json())
+        await client.hset(f"{base}:len", doc.id, sum(counts.values()))
+        await client.zadd(f"{base}:time", {doc.id: doc.ts})
+        for term, tf in counts.items():
+            await client.zadd(f"{base}:post:{term}", {doc.id: tf})
+            keys.add(f"{base}:post:{term}")
+        for tag in doc.tags:
+            await client.sadd(f"{base}:tag:{tag}", doc.id)
+    await client.hset(f"{base}:stats", mapping={"n": len(OLD), "total": total})
+    return keys
+
+
+async def test_an_old_index_is_rebuilt_on_first_use(redis_client: aioredis.Redis) -> None:
+    base = recall_base("brain", "ann", "old-chat")
+    old_keys = await write_v1(redis_client, base)
+    assert f"{base}:post:我喜欢喝咖啡" in old_keys  # one term per clause: what analysis 1 did to Chinese
+    index = SearchIndex(redis_client, base, dated=True)
+    hits, total = await index.search("咖啡")
+    assert [h.doc.id for h in hits] == ["t1"] and total == 1
+    assert await redis_client.hget(f"{base}:stats", "v") == index.analysis.encode()
+    assert not await redis_client.exists(f"{base}:post:我喜欢喝咖啡")
+    hits, _ = await index.search("cafe May 2022", tags=["assistant"])
+    assert [h.doc.id for h in hits] == ["t2"]
+    hits, _ = await index.search("movie on 7 February 2022")
+    assert hits[0].doc.id == "t3"  # dated now, and stemmed by Snowball
+    assert await index.delete("t3") and await index.count() == 2
+    assert await index.rebuild() == 0  # already current
+    assert await index.drop() == 2
+    assert await redis_client.keys(f"{base}*") == []
+
+
+async def test_processes_racing_to_rebuild_do_it_once(redis_client: aioredis.Redis) -> None:
+    base = recall_base("brain", "ann", "raced")
+    await write_v1(redis_client, base)
+    indexes = [
+        SearchIndex(redis_client, base, scripts=IndexScripts(redis_client), dated=True) for _ in range(4)
+    ]
+    results = await asyncio.gather(*(i.rebuild() for i in indexes))
+    assert sorted(results) == [0, 0, 0, 3]
+    searches = await asyncio.gather(*(i.search("咖啡") for i in indexes))
+    assert all([h.doc.id for h in hits] == ["t1"] for hits, _ in searches)
+    assert int(await redis_client.hget(f"{base}:stats", "n") or 0) == 3
+
+
+async def test_an_index_from_a_newer_version_is_left_alone(redis_client: aioredis.Redis) -> None:
+    base = recall_base("brain", "ann", "newer")
+    index = SearchIndex(redis_client, base, dated=True)
+    await index.add(OLD[0])
+    await redis_client.hset(f"{base}:stats", "v", "99")
+    with pytest.raises(StoreError, match="does not know"):
+        await index.search("咖啡")
+    assert await redis_client.hget(f"{base}:stats", "v") == b"99"

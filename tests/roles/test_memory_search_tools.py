@@ -1,0 +1,73 @@
+"""The search tools: words, speaker and dates together; turns found through the facts learned from them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from brain.llm.protocol import ToolCall
+from brain.memory.facts import Fact
+from brain.memory.tiers import Tiers
+from brain.search.index import IndexedDoc
+from brain.testing import ScriptedLLM
+from roles.memory_tools import SPECS, MemoryTools
+from roles.tiered import TieredAssistant
+from tests.support.runtime import make_runtime
+
+DAY = 1_644_253_200  # 7 February 2022, 17:00 UTC
+TURNS = [
+    IndexedDoc(id="m1", text="Joanna: I watched a film about whales", ts=DAY, tags=("user",)),
+    IndexedDoc(id="m2", text="Lily: A film about whales sounds lovely", ts=DAY + 60, tags=("assistant",)),
+    IndexedDoc(id="m3", text="Joanna: I watched a film about trains", ts=DAY + 20 * 86_400, tags=("user",)),
+    IndexedDoc(
+        id="m4", text="Joanna: we got a puppy and called him Biscuit", ts=DAY + 30 * 86_400, tags=("user",)
+    ),
+]
+
+
+async def search(tools: MemoryTools, name: str, **arguments: Any) -> list[str]:
+    outcome = await tools.invoke(ToolCall(id="1", name=name, arguments=json.dumps(arguments)))
+    assert not outcome.failed, outcome.result
+    return [r["id"] for r in json.loads(outcome.result)["results"]]
+
+
+async def test_words_speaker_and_dates_together(redis_client: aioredis.Redis) -> None:
+    tiers = Tiers(redis_client, prefix="tools")
+    recall = tiers.recall("joanna", "c")
+    await recall.add_many(TURNS)
+    tools = MemoryTools(tiers.core, {}, tiers.archival("joanna"), recall)
+    assert (await search(tools, "conversation_search", query="film"))[:3] in (
+        ["m1", "m3", "m2"],
+        ["m3", "m1", "m2"],
+    )
+    assert (await search(tools, "conversation_search", query="film on 7 February 2022"))[:2] == ["m1", "m2"]
+    february = await search(
+        tools, "conversation_search", query="film", start_date="2022-02-01", end_date="2022-02-07"
+    )
+    assert february == ["m1", "m2"]  # the end day is included
+    assert await search(tools, "conversation_search", query="film", role="assistant") == ["m2"]
+    later = await search(tools, "conversation_search", query="film", start_date="2022-02-08", role="user")
+    assert later == ["m3"]
+    archival = tiers.archival("joanna")
+    await archival.add(IndexedDoc(id="p1", text="Passport renewed", ts=DAY, tags=("docs",)))
+    await archival.add(IndexedDoc(id="p2", text="Passport photo taken", ts=DAY + 40 * 86_400))
+    assert await search(tools, "archival_memory_search", query="passport", end_date="2022-02-07") == ["p1"]
+    assert (await search(tools, "archival_memory_search", query="passport in March 2022"))[0] == "p2"
+    spec = next(s for s in SPECS if s.name == "conversation_search")
+    assert {"start_date", "end_date", "role", "page"} <= set(spec.parameters["properties"])
+    assert "speaker and day" in spec.description
+
+
+async def test_turns_are_found_through_the_facts_learned_from_them(redis_client: aioredis.Redis) -> None:
+    agent = TieredAssistant(make_runtime(ScriptedLLM([]), client=redis_client))
+    await agent.tiers.facts.add("joanna", Fact(text="Joanna's dog is named Biscuit", source_turns=("m4",)))
+    tools = agent.tools("joanna", "c")
+    await tools.recall.add_many(TURNS)
+    plain = MemoryTools(tools.core, {}, tools.archival, tools.recall)
+    assert "m4" not in await search(plain, "conversation_search", query="what is the dog's name")
+    found = await search(tools, "conversation_search", query="what is the dog's name")
+    assert found[0] == "m4"  # "dog" is only in the fact; the fact names its source turn
+    assert await agent.linked_turns("joanna", "trains") == []
+    assert "m4" not in await search(tools, "conversation_search", query="dog", role="assistant")
