@@ -12,6 +12,7 @@ A dated index (recall and archival memory) indexes each document with its day in
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from array import array
@@ -239,6 +240,22 @@ class SearchIndex:
                     "use more specific words, or an empty query to list by date"
                 )
             return await self._by_date(tag_list, start, end, offset, limit)
+        ranked, total = await self._ranked(query_terms, tag_list, start, end, offset, limit)
+        if ids_only:
+            return [Hit(doc=IndexedDoc(id=i, text="", ts=0), score=s) for i, s in ranked], 0
+        docs = {d.id: d for d in await self._docs([i for i, _ in ranked])}
+        return [Hit(doc=docs[i], score=s) for i, s in ranked if i in docs], total
+
+    async def _ranked(
+        self,
+        query_terms: Sequence[str],
+        tag_list: Sequence[str],
+        start: float | None,
+        end: float | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[tuple[str, float]], int]:
+        """The script's BM25 ranking: (id, score) pairs of one page, and how many matched in all."""
         args: list[Any] = [
             " ".join(query_terms),
             " ".join(tag_list),
@@ -255,14 +272,7 @@ class SearchIndex:
             "searching", lambda: self._search(keys=[self._key("docs")], args=args)
         )
         names = [x.decode() if isinstance(x, bytes) else x for x in flat[0::2]]
-        scores = [float(s) for s in flat[1::2]]
-        if ids_only:
-            return [
-                Hit(doc=IndexedDoc(id=i, text=""), score=s) for i, s in zip(names, scores, strict=True)
-            ], 0
-        docs = {d.id: d for d in await self._docs(names)}
-        hits = [Hit(doc=docs[i], score=s) for i, s in zip(names, scores, strict=True) if i in docs]
-        return hits, int(total)
+        return list(zip(names, map(float, flat[1::2]), strict=True)), int(total)
 
     async def vector_search(
         self,
@@ -297,16 +307,24 @@ class SearchIndex:
         linked: Sequence[str] = (),
     ) -> tuple[list[Hit], int]:
         depth = max(self.depth, offset + limit)
-        lexical: list[Hit] = []
-        if query is not None:
-            lexical, _ = await self.search(query, tags=tags, start=start, end=end, limit=depth, ids_only=True)
-        nearest = [] if vector is None else await self._nearest(vector, tags, start, end, depth)
+
+        async def words() -> list[tuple[str, float]]:
+            if query is None:
+                return []
+            tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
+            ranked, _ = await self._ranked(sorted(set(term_counts(query))), tag_list, start, end, 0, depth)
+            return ranked
+
+        async def meaning() -> list[tuple[str, float]]:
+            return [] if vector is None else await self._nearest(vector, tags, start, end, depth)
+
+        lexical, nearest = await asyncio.gather(words(), meaning())  # two connections: both at once
         if linked:
             allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
             present = {d.id for d in await self._docs(list(dict.fromkeys(linked)))}
             linked = [i for i in linked if i in present and (allowed is None or i in allowed)]
         weight = self.vector_weight if vector is not None else 0.0
-        fused = fuse([(h.doc.id, h.score) for h in lexical], nearest, weight=weight, linked=linked)
+        fused = fuse(lexical, nearest, weight=weight, linked=linked)
         page = fused[offset : offset + limit]
         docs = {d.id: d for d in await self._docs([i for i, _ in page])}
         return [Hit(doc=docs[i], score=s) for i, s in page if i in docs], len(fused)
