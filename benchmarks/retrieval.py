@@ -42,11 +42,11 @@ def recall(found: list[str], evidence: tuple[str, ...], k: int) -> float:
 
 
 async def run_language(
-    tiers: Tiers, language: str, llm: OpenAILLM | None, tokenizer: Tokenizer
+    tiers: Tiers, language: str, convs: list[Conversation], llm: OpenAILLM | None, tokenizer: Tokenizer
 ) -> dict[str, dict[str, list[float]]]:
     """Per mode: per question recall at each k (keys 'r@5:kind'), latencies ('ms') and top-10 tokens."""
     results: dict[str, dict[str, list[float]]] = {}
-    for number, conv in enumerate(generate(language)):
+    for number, conv in enumerate(convs):
         index = tiers.recall(f"retrieval-{language}", str(number))  # as the tiered assistant has it
         await index.drop()
         docs = [recall_doc(message) for message in messages(conv)]
@@ -94,8 +94,9 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def table(language: str, results: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, float]]:
-    convs = generate(language)
+def table(
+    language: str, convs: list[Conversation], results: dict[str, dict[str, list[float]]]
+) -> dict[str, dict[str, float]]:
     print(
         f"\n[{language}] {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
         f"{sum(len(c.questions) for c in convs)} questions"
@@ -132,8 +133,9 @@ async def main() -> None:
         tiers = Tiers(client, prefix="bench")
         print(f"server: {server}; embeddings: {args.model if llm else 'none (lexical only)'}")
         for language in args.languages.split(","):
-            results = await run_language(tiers, language, llm, tokenizer)
-            summary[language] = table(language, results)
+            convs = generate(language)
+            results = await run_language(tiers, language, convs, llm, tokenizer)
+            summary[language] = table(language, convs, results)
         await client.aclose()
     if llm is not None:
         await llm.aclose()

@@ -58,6 +58,7 @@ class BlocksAssistant(Assistant):
                     embed=self.tiers.embed,
                     priority=settings.vector_priority,
                     top_k=settings.vector_top_k,
+                    scripts=self.tiers.index_scripts,
                 )
             )
         self.blocks = tuple(blocks)

@@ -221,31 +221,26 @@ class MemoryTools:
         return ToolOutcome(result=f"ok: stored passage {doc.id}")
 
     async def _archival_search(self, a: dict[str, Any]) -> ToolOutcome:
-        page = max(int(a.get("page") or 0), 0)
-        hits, total = await self.archival.search(
-            a["query"],
-            tags=a.get("tags") or (),
-            start=_date(a.get("start_date")),
-            end=_date(a.get("end_date"), end=True),
-            offset=page * self.page_size,
-            limit=self.page_size,
-            vector=await self.vector(a["query"]),
-        )
-        return ToolOutcome(result=_page(hits, total, page, self.page_size))
+        return await self._search(self.archival, a, a.get("tags") or (), None)
 
     async def _conversation_search(self, a: dict[str, Any]) -> ToolOutcome:
+        return await self._search(self.recall, a, [a["role"]] if a.get("role") else (), self.linked)
+
+    async def _search(
+        self, index: SearchIndex, a: dict[str, Any], tags: Sequence[str], linked: Linked | None
+    ) -> ToolOutcome:
+        """One page of `index`'s hits for the tool arguments `a` (query, page, start_date, end_date)."""
         page = max(int(a.get("page") or 0), 0)
         vector = await self.vector(a["query"])
-        linked = await self.linked(a["query"], vector) if self.linked is not None else []
-        hits, total = await self.recall.search(
+        hits, total = await index.search(
             a["query"],
-            tags=[a["role"]] if a.get("role") else (),
+            tags=tags,
             start=_date(a.get("start_date")),
             end=_date(a.get("end_date"), end=True),
             offset=page * self.page_size,
             limit=self.page_size,
             vector=vector,
-            linked=linked,
+            linked=await linked(a["query"], vector) if linked is not None else (),
         )
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
 

@@ -88,14 +88,21 @@ class AuditEvent(BaseModel):
 class FactStore:
     """Users' facts in Redis (the client is injected). Every write is atomic with its audit event."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain", embed: Embed | None = None) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        embed: Embed | None = None,
+        scripts: IndexScripts | None = None,
+    ) -> None:
         self._client = client
         self.prefix = prefix
         self.embed = embed
         self._add = client.register_script(ADD)
         self._retire = client.register_script(RETIRE)
         self._restore = client.register_script(RESTORE)
-        self._scripts = IndexScripts(client)
+        self._scripts = scripts or IndexScripts(client)
 
     def _key(self, user_id: str | bytes, part: str) -> str:
         return f"{facts_base(self.prefix, user_id)}:{part}"

@@ -33,9 +33,16 @@ class Procedure(BaseModel):
 class ProcedureStore:
     """Procedures of every agent, each agent in its own namespace (`brain.keys.procedures_base`)."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain", embed: Embed | None = None) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        embed: Embed | None = None,
+        scripts: IndexScripts | None = None,
+    ) -> None:
         self._client, self.prefix, self.embed = client, prefix, embed
-        self._scripts = IndexScripts(client)
+        self._scripts = scripts or IndexScripts(client)
 
     def _index(self, agent: str) -> SearchIndex:
         return SearchIndex(self._client, procedures_base(self.prefix, agent), scripts=self._scripts)

@@ -27,23 +27,23 @@ class Tiers:
         self.client = client
         self.prefix = prefix
         self.embed = embed
+        self.index_scripts = IndexScripts(client)  # one set of scripts and vector snapshots for every index
         self.core = CoreMemory(client, prefix=prefix)
-        self.facts = FactStore(client, prefix=prefix, embed=embed)
+        self.facts = FactStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
         self.fact_queue = FactQueue(client, prefix=prefix)
-        self.procedures = ProcedureStore(client, prefix=prefix, embed=embed)
-        self._scripts = IndexScripts(client)
+        self.procedures = ProcedureStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
         self._block_scripts = BlockScripts(client)
 
     def archival(self, user_id: str | bytes) -> SearchIndex:
         """A user's archival memory (shared by all their chats)."""
         return SearchIndex(
-            self.client, archival_base(self.prefix, user_id), scripts=self._scripts, dated=True
+            self.client, archival_base(self.prefix, user_id), scripts=self.index_scripts, dated=True
         )
 
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """One conversation's recall memory."""
         return SearchIndex(
-            self.client, recall_base(self.prefix, user_id, chat_id), scripts=self._scripts, dated=True
+            self.client, recall_base(self.prefix, user_id, chat_id), scripts=self.index_scripts, dated=True
         )
 
     def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSession:
@@ -53,12 +53,15 @@ class Tiers:
     def block_vectors(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """The index of a conversation's flushed messages (the vector block's)."""
         base = self.block_session(user_id, chat_id).vectors_base
-        return SearchIndex(self.client, base, scripts=self._scripts)
+        return SearchIndex(self.client, base, scripts=self.index_scripts)
 
     def legacy_recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """A chat's recall index as brain-assistant 0.1 named it (only erasure reads it)."""
         return SearchIndex(
-            self.client, legacy_recall_base(self.prefix, user_id, chat_id), scripts=self._scripts, dated=True
+            self.client,
+            legacy_recall_base(self.prefix, user_id, chat_id),
+            scripts=self.index_scripts,
+            dated=True,
         )
 
     async def vector(self, text: str) -> list[float] | None:

@@ -23,6 +23,7 @@ import Stemmer
 
 __all__ = [
     "ANALYSIS",
+    "CJK",
     "bm25",
     "fuse",
     "reciprocal_rank_fusion",
@@ -65,6 +66,8 @@ _HANGUL = "\uac00-\ud7af"
 _TOKEN = re.compile(
     rf"(?P<han>[{_HAN}]+)|(?P<cjk>[{_KANA}]+|[{_HANGUL}]+)|(?P<num>\d+)|(?P<word>[^\W\d_{_HAN}{_KANA}{_HANGUL}]+)"
 )
+CJK = re.compile(f"[{_KANA}{_HAN}]")
+"""A Chinese or Japanese character."""
 _STEMMER = Stemmer.Stemmer("english")
 jieba.setLogLevel(60)  # jieba reports loading its dictionary at INFO on the root of its own logger
 

@@ -4,14 +4,11 @@ it. Pure."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, tzinfo
 
-from brain.search.analysis import MONTHS
+from brain.search.analysis import CJK, MONTHS
 
 __all__ = ["date_words", "dated_text"]
-
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def date_words(ts: float, *, cjk: bool = False, tz: tzinfo = UTC) -> str:
@@ -23,4 +20,4 @@ def date_words(ts: float, *, cjk: bool = False, tz: tzinfo = UTC) -> str:
 
 def dated_text(text: str, ts: float, *, tz: tzinfo = UTC) -> str:
     """`text` headed by its day in brackets, in the language the text is written in (roughly)."""
-    return f"[{date_words(ts, cjk=bool(_CJK.search(text[:200])), tz=tz)}] {text}"
+    return f"[{date_words(ts, cjk=bool(CJK.search(text[:200])), tz=tz)}] {text}"

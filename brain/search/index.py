@@ -26,9 +26,10 @@ from brain.errors import InputError, StoreError
 from brain.search.analyses import analysed
 from brain.search.analysis import ANALYSIS, fuse, searchable, term_counts
 from brain.search.dates import dated_text
+from brain.search.filters import allowed_ids, tag_list, text
 from brain.search.rebuild import rebuild
 from brain.search.scripts import ADD, DELETE, SEARCH
-from brain.search.vectors import VectorCache, allowed_ids
+from brain.search.vectors import VectorCache
 from brain.store.connection import RedisClient
 
 __all__ = ["Hit", "IndexScripts", "IndexedDoc", "SearchIndex"]
@@ -107,7 +108,7 @@ class SearchIndex:
 
     async def _stored_analysis(self) -> str:
         raw = await self._call("reading", self._client.hget(self._key("stats"), "v"))
-        return "1" if raw is None else (raw.decode() if isinstance(raw, bytes) else str(raw))
+        return "1" if raw is None else text(raw)
 
     async def rebuild(self) -> int:
         """Re-analyse every document if the postings were made by another analysis (e.g. an index written
@@ -127,10 +128,10 @@ class SearchIndex:
         )
 
     async def _current(self, what: str, run: Any) -> Any:
-        """`run()` (a script call), after a rebuild when the script finds the index built by another
-        analysis."""
+        """`run()` (a script call, or a pipeline of them), after a rebuild when a script finds the index
+        built by another analysis (its answer, or one of the pipeline's, is -1: no other answer is)."""
         result = await self._call(what, run())
-        stale = result == -1 or (isinstance(result, list) and result[:1] == [-1])
+        stale = result == -1 or (isinstance(result, list) and -1 in result)
         if stale:
             await self.rebuild()
             result = await self._call(what, run())
@@ -167,17 +168,12 @@ class SearchIndex:
                 await self._add(keys=[self._key("docs")], args=args, client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
             return list(await pipe.execute())
 
-        results = await self._call("indexing", run())
-        if (
-            -1 in results
-        ):  # built by another analysis: rebuilt, then the rest indexed (ids make it idempotent)
-            await self.rebuild()
-            results = await self._call("indexing", run())
+        results = await self._current("indexing", run)  # after a rebuild, ids make indexing again idempotent
         return sum(1 for r in results if r == 1)
 
     def _add_args(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> list[Any]:
         counts = self._counts(doc, self.analysis)
-        tags = sorted({t.strip().lower() for t in doc.tags if t.strip()})
+        tags = tag_list(doc.tags)
         if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
             raise InputError("tags are at most 64 characters, without ':' or spaces")
         record = doc.model_copy(update={"tags": tuple(tags)}).model_dump_json()
@@ -228,19 +224,18 @@ class SearchIndex:
         alone with one: never a silent listing of the newest. `linked` documents (e.g. the turns that
         facts matching the query were learned from) are raised in the ranking when the filters allow them."""
         query_terms = sorted(set(term_counts(query)))
-        if (vector is not None or linked) and query.strip():
-            lexical = query if query_terms else None  # nothing to look for in words: the vector alone
-            if lexical is not None or vector is not None:
-                return await self._hybrid(lexical, vector, tags, start, end, offset, limit, linked)
-        tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
+        if (vector is not None or linked) and query.strip() and (query_terms or vector is not None):
+            # without words to look for, the vector alone
+            return await self._hybrid(query_terms, vector, tags, start, end, offset, limit, linked)
+        tags = tag_list(tags)
         if not query_terms:
             if query.strip():
                 raise InputError(
                     f"nothing to search for in {query[:80]!r}: only stop words or punctuation; "
                     "use more specific words, or an empty query to list by date"
                 )
-            return await self._by_date(tag_list, start, end, offset, limit)
-        ranked, total = await self._ranked(query_terms, tag_list, start, end, offset, limit)
+            return await self._by_date(tags, start, end, offset, limit)
+        ranked, total = await self._ranked(query_terms, tags, start, end, offset, limit)
         if ids_only:
             return [Hit(doc=IndexedDoc(id=i, text="", ts=0), score=s) for i, s in ranked], 0
         docs = {d.id: d for d in await self._docs([i for i, _ in ranked])}
@@ -271,7 +266,7 @@ class SearchIndex:
         total, *flat = await self._current(
             "searching", lambda: self._search(keys=[self._key("docs")], args=args)
         )
-        names = [x.decode() if isinstance(x, bytes) else x for x in flat[0::2]]
+        names = [text(x) for x in flat[0::2]]
         return list(zip(names, map(float, flat[1::2]), strict=True)), int(total)
 
     async def vector_search(
@@ -284,20 +279,21 @@ class SearchIndex:
         limit: int = 50,
     ) -> list[Hit]:
         """Nearest documents by cosine similarity (exact: every vector of the namespace is scored)."""
-        nearest = await self._nearest(vector, tags, start, end, limit)
+        allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
+        nearest = await self._nearest(vector, allowed, limit)
         docs = {d.id: d for d in await self._docs([i for i, _ in nearest])}
         return [Hit(doc=docs[i], score=s) for i, s in nearest if i in docs]
 
     async def _nearest(
-        self, vector: Sequence[float], tags: Sequence[str], start: float | None, end: float | None, limit: int
+        self, vector: Sequence[float], allowed: set[str] | None, limit: int
     ) -> list[tuple[str, float]]:
+        """The `limit` nearest ids (among `allowed`, the filters' ids, when not None)."""
         snapshot = await self._call("reading vectors", self._vectors.snapshot(self._client, self.base))
-        allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
         return list(snapshot.nearest(vector, limit, allowed))
 
     async def _hybrid(
         self,
-        query: str | None,
+        query_terms: Sequence[str],
         vector: Sequence[float] | None,
         tags: Sequence[str],
         start: float | None,
@@ -307,20 +303,21 @@ class SearchIndex:
         linked: Sequence[str] = (),
     ) -> tuple[list[Hit], int]:
         depth = max(self.depth, offset + limit)
+        allowed = None  # the filters' ids, read once for the vector ranking and the linked documents
+        if vector is not None or linked:
+            allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
 
         async def words() -> list[tuple[str, float]]:
-            if query is None:
+            if not query_terms:
                 return []
-            tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
-            ranked, _ = await self._ranked(sorted(set(term_counts(query))), tag_list, start, end, 0, depth)
+            ranked, _ = await self._ranked(query_terms, tag_list(tags), start, end, 0, depth)
             return ranked
 
         async def meaning() -> list[tuple[str, float]]:
-            return [] if vector is None else await self._nearest(vector, tags, start, end, depth)
+            return [] if vector is None else await self._nearest(vector, allowed, depth)
 
         lexical, nearest = await asyncio.gather(words(), meaning())  # two connections: both at once
         if linked:
-            allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
             present = {d.id for d in await self._docs(list(dict.fromkeys(linked)))}
             linked = [i for i in linked if i in present and (allowed is None or i in allowed)]
         weight = self.vector_weight if vector is not None else 0.0
@@ -352,12 +349,9 @@ class SearchIndex:
         low = "-inf" if start is None else start
         high = "+inf" if end is None else end
         ids = await self._call("listing", self._client.zrevrangebyscore(self._key("time"), high, low))
-        ids = [i.decode() if isinstance(i, bytes) else i for i in ids]
-        if tags:
-            allowed: set[str] = set()
-            for tag in tags:
-                members = await self._call("listing", self._client.smembers(self._key(f"tag:{tag}")))
-                allowed |= {m.decode() if isinstance(m, bytes) else m for m in members}
+        ids = [text(i) for i in ids]
+        allowed = await self._call("listing", allowed_ids(self._client, self.base, tags, None, None))
+        if allowed is not None:
             ids = [i for i in ids if i in allowed]
         page = ids[offset : offset + limit]
         return [Hit(doc=d, score=0.0) for d in await self._docs(page)], len(ids)

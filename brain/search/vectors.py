@@ -18,15 +18,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from brain.search.filters import text
 from brain.store.connection import RedisClient
 
-__all__ = ["Snapshot", "VectorCache", "allowed_ids"]
+__all__ = ["Snapshot", "VectorCache"]
 
 _EMPTY = np.zeros((0, 0), dtype=np.float32)
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 @dataclass(frozen=True)
@@ -131,8 +128,8 @@ class VectorCache:
             before, packed, ordered, (seq, deleted) = await pipe.execute()
             if list(before) == [seq, deleted]:
                 break
-        vectors = {_text(k): v for k, v in packed.items()}
-        order = [_text(i) for i in ordered]
+        vectors = {text(k): v for k, v in packed.items()}
+        order = [text(i) for i in ordered]
         order += sorted(set(vectors) - set(order))  # vectors written before `vseq` existed
         pairs = [(i, vectors[i]) for i in order if i in vectors]
         return Snapshot(deleted=int(deleted or 0)).extended(pairs, int(seq or 0))
@@ -142,28 +139,7 @@ class VectorCache:
         added: list[Any] = await client.zrangebyscore(vseq, f"({known.seq}", "+inf", withscores=True)
         if not added:
             return known
-        ids = [_text(i) for i, _ in added]
+        ids = [text(i) for i, _ in added]
         packed: list[Any] = await client.hmget(f"{base}:vec", ids)
         pairs = [(i, p) for i, p in zip(ids, packed, strict=True) if p is not None]
         return known.extended(pairs, int(max(score for _, score in added)))
-
-
-async def allowed_ids(
-    client: RedisClient, base: str, tags: Sequence[str], start: float | None, end: float | None
-) -> set[str] | None:
-    """The ids of `base` that carry one of `tags` and fall in [start, end]; None without filters."""
-    tag_list = sorted({t.strip().lower() for t in tags if t.strip()})
-    dated = start is not None or end is not None
-    if not tag_list and not dated:
-        return None
-    pipe = client.pipeline(transaction=False)
-    for tag in tag_list:
-        pipe.smembers(f"{base}:tag:{tag}")
-    if dated:
-        pipe.zrangebyscore(f"{base}:time", "-inf" if start is None else start, "+inf" if end is None else end)
-    results = await pipe.execute()
-    sets = [{_text(i) for i in members} for members in results]
-    allowed = set().union(*sets[: len(tag_list)]) if tag_list else None
-    if dated:
-        allowed = sets[-1] if allowed is None else allowed & sets[-1]
-    return allowed
