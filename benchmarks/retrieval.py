@@ -4,9 +4,13 @@ Each conversation's turns go into a recall index exactly as the tiered assistant
 (`roles.tiered.recall_doc`); each question is searched and its evidence turns looked for in the top 5, 10
 and 20 (a question with two evidence turns counts half for each). Lexical always; vector and hybrid when an
 embeddings endpoint is given (`--base-url`, e.g. `benchmarks/embeddings_server.py`). Latency is the search
-alone (questions are embedded before timing). Prints a table per language, then one JSON line.
+alone (questions are embedded before timing). With `--rerank-model`, a fourth mode `reranked` is hybrid
+search whose best `--rerank-depth` hits are reordered by that model (through the endpoint's `/rerank`, or
+its embeddings with `--rerank-via embeddings`); its latency includes the rerank call. Prints a table per
+language, then one JSON line.
 
     python benchmarks/retrieval.py [--base-url http://127.0.0.1:8765/v1 --model all-MiniLM-L6-v2]
+        [--rerank-model all-MiniLM-L6-v2 --rerank-via rerank --rerank-depth 20]
 """
 
 from __future__ import annotations
@@ -42,7 +46,12 @@ def recall(found: list[str], evidence: tuple[str, ...], k: int) -> float:
 
 
 async def run_language(
-    tiers: Tiers, language: str, convs: list[Conversation], llm: OpenAILLM | None, tokenizer: Tokenizer
+    tiers: Tiers,
+    language: str,
+    convs: list[Conversation],
+    llm: OpenAILLM | None,
+    tokenizer: Tokenizer,
+    reranking: Tiers | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """Per mode: per question recall at each k (keys 'r@5:kind'), latencies ('ms') and top-10 tokens."""
     results: dict[str, dict[str, list[float]]] = {}
@@ -58,10 +67,15 @@ async def run_language(
             modes: dict[str, object] = {"lexical": None}
             if qvectors is not None:
                 modes |= {"vector": qvectors[i], "hybrid": qvectors[i]}
+            if qvectors is not None and reranking is not None:
+                modes |= {"reranked": qvectors[i]}
             for mode, vector in modes.items():
                 t0 = time.perf_counter()
                 if mode == "vector":
                     hits = await index.vector_search(vector, limit=20)  # type: ignore[arg-type]
+                elif mode == "reranked" and reranking is not None:
+                    same = reranking.recall(f"retrieval-{language}", str(number))
+                    hits, _ = await same.search(question.text, limit=20, vector=vector)  # type: ignore[arg-type]
                 else:
                     hits, _ = await index.search(question.text, limit=20, vector=vector)  # type: ignore[arg-type]
                 elapsed = (time.perf_counter() - t0) * 1000
@@ -122,19 +136,33 @@ async def main() -> None:
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint with an embeddings model")
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
     parser.add_argument("--languages", default="en,zh")
+    parser.add_argument("--rerank-model", help="rerank hybrid hits with this model of the endpoint")
+    parser.add_argument("--rerank-via", choices=("rerank", "embeddings"), default="rerank")
+    parser.add_argument("--rerank-depth", type=int, default=20)
     args = parser.parse_args()
     llm = None
     if args.base_url:
-        llm = OpenAILLM.from_settings(LLMSettings(base_url=args.base_url, embedding_model=args.model))
+        llm = OpenAILLM.from_settings(
+            LLMSettings(
+                base_url=args.base_url,
+                embedding_model=args.model,
+                rerank_model=args.rerank_model,
+                rerank_via=args.rerank_via,
+                rerank_depth=args.rerank_depth,
+            )
+        )
     tokenizer = Tokenizer.for_model("gpt-4o-mini")
     summary: dict[str, dict[str, dict[str, float]]] = {}
     with local_redis() as (url, server):
         client = aioredis.Redis.from_url(url)
         tiers = Tiers(client, prefix="bench")
+        reranking = None
+        if llm is not None and args.rerank_model:
+            reranking = Tiers(client, prefix="bench", rerank=llm.rerank, rerank_depth=args.rerank_depth)
         print(f"server: {server}; embeddings: {args.model if llm else 'none (lexical only)'}")
         for language in args.languages.split(","):
             convs = generate(language)
-            results = await run_language(tiers, language, convs, llm, tokenizer)
+            results = await run_language(tiers, language, convs, llm, tokenizer, reranking)
             summary[language] = table(language, convs, results)
         await client.aclose()
     if llm is not None:

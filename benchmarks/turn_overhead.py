@@ -66,6 +66,9 @@ class TimedLLM:
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return await self.inner.embed(texts)
 
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        return await self.inner.rerank(query, documents)
+
 
 def reply(call: ScriptedCall) -> str:
     if "condense conversation transcripts" in (call.messages[0].content or ""):

@@ -83,7 +83,6 @@ async def open_runtime(
                 named[name] = memory_llm
             else:
                 named[name] = await stack.enter_async_context(OpenAILLM.from_settings(config))
-        embed = llm.embed if settings.llm.embedding_model else None
         yield Runtime(
             settings=settings,
             store=_store(settings, connection.client)
@@ -92,9 +91,7 @@ async def open_runtime(
             llm=llm,
             memory_llm=memory_llm or named.get(settings.memory.llm, llm),
             tokenizer=_tokenizer(settings),
-            tiers=Tiers(connection.client, prefix=settings.redis.key_prefix, embed=embed)
-            if connection is not None
-            else None,
+            tiers=_tiers(settings, connection.client, llm) if connection is not None else None,
             llms=named,
             connection=connection,
         )
@@ -118,12 +115,23 @@ def local_runtime(
             if client is not None
             else InMemoryStore(max_message_bytes=settings.memory.max_message_bytes)
         )
-    embed = llm.embed if settings.llm.embedding_model else None
     return Runtime(
         settings=settings,
         store=store,
         llm=llm,
         memory_llm=memory_llm or llm,
         tokenizer=tokenizer or _tokenizer(settings),
-        tiers=Tiers(client, prefix=settings.redis.key_prefix, embed=embed) if client is not None else None,
+        tiers=_tiers(settings, client, llm) if client is not None else None,
+    )
+
+
+def _tiers(settings: Settings, client: RedisClient, llm: LLM) -> Tiers:
+    """The memory tiers, searching with the main endpoint's embedding and rerank models when configured."""
+    config = settings.llm
+    return Tiers(
+        client,
+        prefix=settings.redis.key_prefix,
+        embed=llm.embed if config.embedding_model else None,
+        rerank=llm.rerank if config.rerank_model else None,
+        rerank_depth=config.rerank_depth,
     )

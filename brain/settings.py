@@ -41,6 +41,9 @@ class LLMSettings(BaseModel):
     embedding_model: str | None = None
     embedding_batch_size: int = Field(2_048, ge=1)
     embedding_batch_tokens: int = Field(250_000, ge=1_000)
+    rerank_model: str | None = None
+    rerank_via: Literal["rerank", "embeddings"] = "rerank"
+    rerank_depth: int = Field(20, ge=2, le=200)
     encoding: str | None = None
     stream_usage: bool = True
     structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"

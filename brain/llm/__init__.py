@@ -1,6 +1,7 @@
 """The LLM gateway: the Protocol, the OpenAI-compatible client, a scripted model, tokens and usage."""
 
-from brain.llm.openai_client import OpenAILLM, create_openai_client
+from brain.llm.endpoint import create_openai_client
+from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import (
     LLM,
     ChatMessage,
@@ -11,6 +12,7 @@ from brain.llm.protocol import (
     ToolCallDelta,
     ToolSpec,
 )
+from brain.llm.rerank import Rerank
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import CallRecord, Usage, UsageLedger, UsageTotals
 
@@ -21,6 +23,7 @@ __all__ = [
     "Completion",
     "JsonSchema",
     "OpenAILLM",
+    "Rerank",
     "TextDelta",
     "Tokenizer",
     "ToolCall",

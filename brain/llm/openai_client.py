@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -10,10 +9,10 @@ from types import TracebackType
 from typing import Any, Literal
 
 import openai
-import pydantic
 
-from brain.errors import ConfigError, LLMError
+from brain.errors import LLMError
 from brain.llm.batching import cut
+from brain.llm.endpoint import FAILURES, as_llm_error, create_openai_client
 from brain.llm.protocol import (
     ChatMessage,
     Completion,
@@ -23,42 +22,17 @@ from brain.llm.protocol import (
     ToolCallDelta,
     ToolSpec,
 )
+from brain.llm.rerank import cosine_scores, parse_rerank
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import CallRecord, Usage, UsageLedger
-from brain.llm.wire import ChunkReader, MalformedReply, parse_completion
-from brain.logs import redact
+from brain.llm.wire import ChunkReader, parse_completion
 from brain.settings import LLMSettings
 
-__all__ = ["OpenAILLM", "create_openai_client"]
+__all__ = ["OpenAILLM"]
 
-# What the SDK or a misbehaving server can throw at us; all become LLMError.
-_FAILURES = (openai.OpenAIError, pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
 _PATH = "/chat/completions"
 _STRICTNESS: tuple[Literal["json_schema", "json_object", "off"], ...] = ("json_schema", "json_object", "off")
 _log = logging.getLogger("brain.llm")
-
-
-def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
-    """A client with the settings' endpoint, timeout and retry budget (the SDK retries 408/409/429/5xx and
-    connection errors with backoff, honouring Retry-After). The caller owns it and must close it."""
-    key = settings.api_key.get_secret_value() if settings.api_key is not None else None
-    if settings.api_type == "azure":
-        if settings.base_url is None or settings.api_version is None:
-            raise ConfigError("llm.api_type azure needs llm.base_url (Azure endpoint) and llm.api_version")
-        return openai.AsyncAzureOpenAI(
-            api_key=key,
-            azure_endpoint=settings.base_url,
-            api_version=settings.api_version,
-            timeout=settings.timeout,
-            max_retries=settings.max_retries,
-        )
-    return openai.AsyncOpenAI(
-        # Local servers (Ollama, llama.cpp, vLLM) need no key, but the SDK insists on one.
-        api_key=key or "not-needed",
-        base_url=settings.base_url,
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-    )
 
 
 class OpenAILLM:
@@ -162,7 +136,7 @@ class OpenAILLM:
                 content, calls, finish_reason, server_usage = parse_completion(data)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if mode == "off":
-                    raise _wrap(self.model, exc, self._secrets) from exc
+                    raise as_llm_error(self.model, exc, self._secrets) from exc
                 # Endpoints without structured output refuse the request (400 or 422): one step lower.
                 weaker = _STRICTNESS[_STRICTNESS.index(mode) + 1]
                 _log.warning(
@@ -174,8 +148,8 @@ class OpenAILLM:
                 )
                 mode = weaker
                 continue
-            except _FAILURES as exc:
-                raise _wrap(self.model, exc, self._secrets) from exc
+            except FAILURES as exc:
+                raise as_llm_error(self.model, exc, self._secrets) from exc
             break
         if json_schema is not None and _STRICTNESS.index(mode) > _STRICTNESS.index(self._structured):
             self._structured = mode  # it worked one step lower: ask like this from now on
@@ -206,8 +180,8 @@ class OpenAILLM:
                         yield event
             finally:
                 await chunks.close()
-        except _FAILURES as exc:
-            raise _wrap(self.model, exc, self._secrets) from exc
+        except FAILURES as exc:
+            raise as_llm_error(self.model, exc, self._secrets) from exc
         content, tool_calls = reader.content, reader.tool_calls
         usage = reader.usage or self._count(messages, content, tool_calls)
         yield self._finish("stream", content, tool_calls, reader.finish_reason, usage, started)
@@ -218,6 +192,40 @@ class OpenAILLM:
         model = self._settings.embedding_model
         if model is None:
             raise LLMError("no embedding model configured: set llm.embedding_model")
+        return await self._embed_all(model, texts)
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """The relevance of each document to `query`, in order, from `llm.rerank_model`: through the
+        endpoint's `/rerank`, or as the cosine of that model's embeddings (`llm.rerank_via`). One call."""
+        model = self._settings.rerank_model
+        if model is None:
+            raise LLMError("no rerank model configured: set llm.rerank_model")
+        if not documents:
+            return []
+        if self._settings.rerank_via == "embeddings":
+            vectors = await self._embed_all(model, [query, *documents])
+            return cosine_scores(vectors[0], vectors[1:])
+        started = time.perf_counter()
+        body = {"model": model, "query": query, "documents": list(documents), "top_n": len(documents)}
+        try:
+            reply = await self._client.post("/rerank", cast_to=object, body=body)
+            scores = parse_rerank(reply, len(documents))
+        except FAILURES as exc:
+            raise as_llm_error(model, exc, self._secrets) from exc
+        reported = reply.get("usage", {}) if isinstance(reply, dict) else {}
+        tokens = reported.get("total_tokens") if isinstance(reported, dict) else None
+        usage = Usage(
+            prompt_tokens=tokens
+            if isinstance(tokens, int)
+            else self.tokenizer.count(query + "".join(documents)),
+            completion_tokens=0,
+            counted_locally=not isinstance(tokens, int),
+        )
+        latency = time.perf_counter() - started
+        self._usage.record(CallRecord(kind="rerank", model=model, usage=usage, latency_s=latency))
+        return scores
+
+    async def _embed_all(self, model: str, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
         counts = [self.tokenizer.count(t) for t in texts]
@@ -235,8 +243,8 @@ class OpenAILLM:
             response = await self._client.embeddings.create(model=model, input=list(texts))
             vectors = [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
             prompt_tokens = response.usage.prompt_tokens if response.usage is not None else None
-        except _FAILURES as exc:
-            raise _wrap(model, exc, self._secrets) from exc
+        except FAILURES as exc:
+            raise as_llm_error(model, exc, self._secrets) from exc
         if len(vectors) != len(texts) or any(not v for v in vectors):
             raise LLMError(
                 f"{model}: malformed embeddings reply: {len(vectors)} vectors for {len(texts)} texts"
@@ -284,23 +292,3 @@ class OpenAILLM:
             usage=usage,
             latency_s=latency,
         )
-
-
-def _wrap(model: str, exc: Exception, secrets: Sequence[str]) -> LLMError:
-    """The failure as an `LLMError`, with the API key masked should the endpoint echo it."""
-    error = _describe(model, exc)
-    return LLMError(redact(str(error), secrets)) if secrets else error
-
-
-def _describe(model: str, exc: Exception) -> LLMError:
-    if isinstance(exc, openai.APIStatusError):
-        return LLMError(f"{model}: HTTP {exc.status_code} from the LLM endpoint: {exc.message}")
-    if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"{model}: the LLM endpoint timed out (retries spent)")
-    if isinstance(exc, openai.APIConnectionError):
-        return LLMError(f"{model}: cannot reach the LLM endpoint (retries spent): {exc}")
-    if isinstance(exc, MalformedReply):
-        return LLMError(f"{model}: malformed reply from the LLM endpoint: {exc}")
-    if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | openai.APIResponseValidationError):
-        return LLMError(f"{model}: malformed reply from the LLM endpoint: {type(exc).__name__}")
-    return LLMError(f"{model}: LLM call failed: {type(exc).__name__}: {exc}")

@@ -184,3 +184,7 @@ class LLM(Protocol):
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
         ...
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """The relevance of each document to `query`, in order (higher is more relevant)."""
+        ...

@@ -44,10 +44,11 @@ class ScriptedCall(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["chat", "stream", "embed"]
+    kind: Literal["chat", "stream", "embed", "rerank"]
     messages: tuple[ChatMessage, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
     texts: tuple[str, ...] = ()
+    query: str = ""
     max_tokens: int | None = None
     json_schema: JsonSchema | None = None
     prompt_tokens: int = 0
@@ -62,6 +63,7 @@ Reply: TypeAlias = (
     | Completion
     | BaseException
     | list[list[float]]
+    | list[float]
     | Callable[[ScriptedCall], "str | Completion | Awaitable[str | Completion]"]
 )
 
@@ -101,8 +103,8 @@ def echo_everything(call: ScriptedCall) -> str:
 
 class ScriptedLLM:
     """An `LLM` whose replies come from a queue: text, a `Completion`, an exception to raise, vectors for
-    `embed`, or a function of the call, sync or async (for models that compute their answer, e.g. obey a
-    word limit, or that do something while the call is in flight)."""
+    `embed`, scores for `rerank`, or a function of the call, sync or async (for models that compute their
+    answer, e.g. obey a word limit, or that do something while the call is in flight)."""
 
     def __init__(
         self,
@@ -111,11 +113,13 @@ class ScriptedLLM:
         model: str = "scripted",
         tokenizer: Tokenizer | None = None,
         embedder: Callable[[str], list[float]] | None = None,
+        reranker: Callable[[str, str], float] | None = None,
     ) -> None:
         self._replies: deque[Reply] = deque(replies)
         self._model = model
         self._tokenizer = tokenizer or Tokenizer.for_model("gpt-4o-mini")
         self._embedder = embedder
+        self._reranker = reranker  # (query, document) -> relevance, instead of scripted scores
         self._usage = UsageLedger()
         self.calls: list[ScriptedCall] = []
 
@@ -230,7 +234,30 @@ class ScriptedLLM:
             reply = await self._next(call)
             if not isinstance(reply, list) or len(reply) != len(texts):
                 raise TypeError("scripted reply for embed must be one vector per text")
-            vectors = reply
+            vectors = [list(v) for v in reply if isinstance(v, list)]
+            if len(vectors) != len(texts):
+                raise TypeError("scripted reply for embed must be one vector per text")
         usage = Usage(prompt_tokens=call.prompt_tokens, completion_tokens=0, counted_locally=True)
         self._usage.record(CallRecord(kind="embed", model=self._model, usage=usage, latency_s=0.0))
         return vectors
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        call = ScriptedCall(
+            kind="rerank",
+            query=query,
+            texts=tuple(documents),
+            prompt_tokens=sum(map(self._tokenizer.count, [query, *documents])),
+        )
+        if self._reranker is not None:
+            self.calls.append(call)
+            scores = [self._reranker(query, d) for d in documents]
+        else:
+            reply = await self._next(call)
+            scores = (
+                [float(x) for x in reply if isinstance(x, int | float)] if isinstance(reply, list) else []
+            )
+            if len(scores) != len(documents):
+                raise TypeError("scripted reply for rerank must be one score per document")
+        usage = Usage(prompt_tokens=call.prompt_tokens, completion_tokens=0, counted_locally=True)
+        self._usage.record(CallRecord(kind="rerank", model=self._model, usage=usage, latency_s=0.0))
+        return scores

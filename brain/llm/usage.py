@@ -38,7 +38,7 @@ class CallRecord(BaseModel):
 
     model_config = _FROZEN
 
-    kind: Literal["chat", "stream", "embed"]
+    kind: Literal["chat", "stream", "embed", "rerank"]
     model: str
     usage: Usage
     latency_s: float

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.llm.protocol import Embed, embed_one
+from brain.llm.rerank import Rerank
 from brain.memory.blocks.store import BlockScripts, BlockSession
 from brain.memory.core import CoreMemory
 from brain.memory.fact_queue import FactQueue
@@ -21,12 +22,22 @@ class Tiers:
     """Core, archival and recall memory over one injected Redis client (the caller owns it). Archival and
     recall indexes are dated: each document is indexed (and embedded) with its day in words.
 
-    `embed`, when set, gives vectors for hybrid search (the configured embedding model)."""
+    `embed`, when set, gives vectors for hybrid search (the configured embedding model); `rerank`, when
+    set, reorders the best `rerank_depth` hits of archival and recall searches (`SearchIndex`)."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain", embed: Embed | None = None) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        embed: Embed | None = None,
+        rerank: Rerank | None = None,
+        rerank_depth: int = 20,
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.embed = embed
+        self.rerank, self.rerank_depth = rerank, rerank_depth
         self.index_scripts = IndexScripts(client)  # one set of scripts and vector snapshots for every index
         self.core = CoreMemory(client, prefix=prefix)
         self.facts = FactStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
@@ -37,13 +48,23 @@ class Tiers:
     def archival(self, user_id: str | bytes) -> SearchIndex:
         """A user's archival memory (shared by all their chats)."""
         return SearchIndex(
-            self.client, archival_base(self.prefix, user_id), scripts=self.index_scripts, dated=True
+            self.client,
+            archival_base(self.prefix, user_id),
+            scripts=self.index_scripts,
+            dated=True,
+            rerank=self.rerank,
+            rerank_depth=self.rerank_depth,
         )
 
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """One conversation's recall memory."""
         return SearchIndex(
-            self.client, recall_base(self.prefix, user_id, chat_id), scripts=self.index_scripts, dated=True
+            self.client,
+            recall_base(self.prefix, user_id, chat_id),
+            scripts=self.index_scripts,
+            dated=True,
+            rerank=self.rerank,
+            rerank_depth=self.rerank_depth,
         )
 
     def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSession:

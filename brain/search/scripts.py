@@ -1,6 +1,11 @@
-"""Lua scripts of the lexical search index (see `brain.search.index`)."""
+"""Lua scripts of the lexical search index (see `brain.search.index`), and their registration."""
 
-__all__ = ["ADD", "DELETE", "SEARCH"]
+from __future__ import annotations
+
+from brain.search.vectors import VectorCache
+from brain.store.connection import RedisClient
+
+__all__ = ["ADD", "DELETE", "SEARCH", "IndexScripts"]
 
 # Keys inside one index are built in the scripts from the declared `docs` key: they share its hash tag, so
 # they live in the same Cluster slot; passing hundreds of posting keys per call would cost more than the work.
@@ -117,3 +122,14 @@ end
 return out
 """
 )
+
+
+class IndexScripts:
+    """The index's Lua scripts registered on one client, and the process's vector snapshots; build once
+    and share between indexes."""
+
+    def __init__(self, client: RedisClient, *, vector_cache: VectorCache | None = None) -> None:
+        self.add = client.register_script(ADD)
+        self.delete = client.register_script(DELETE)
+        self.search = client.register_script(SEARCH)
+        self.vectors = vector_cache or VectorCache()

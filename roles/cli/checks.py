@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 
 from brain.errors import StoreError
-from brain.llm.openai_client import create_openai_client
+from brain.llm.endpoint import create_openai_client
 from brain.settings import LLMSettings, Settings
 from brain.store.connection import RedisConnection
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from brain import Settings, local_runtime
 from brain.llm.protocol import ToolCall
 from brain.memory.facts import Fact
 from brain.memory.tiers import Tiers
@@ -71,3 +72,21 @@ async def test_turns_are_found_through_the_facts_learned_from_them(redis_client:
     assert found[0] == "m4"  # "dog" is only in the fact; the fact names its source turn
     assert await agent.linked_turns("joanna", "trains") == []
     assert "m4" not in await search(tools, "conversation_search", query="dog", role="assistant")
+
+
+async def test_a_configured_reranker_orders_what_the_tools_find(redis_client: aioredis.Redis) -> None:
+    def trains_first(query: str, document: str) -> float:
+        return 1.0 if "trains" in document else 0.0
+
+    llm = ScriptedLLM([], reranker=trains_first)
+    settings = Settings.model_validate({"llm": {"rerank_model": "rr", "rerank_depth": 5}})
+    agent = TieredAssistant(local_runtime(llm, settings=settings, client=redis_client))
+    tools = agent.tools("joanna", "c")
+    await tools.recall.add_many(TURNS)
+    assert (await search(tools, "conversation_search", query="film"))[0] == "m3"
+    ranked = [c for c in llm.calls if c.kind == "rerank"]
+    assert len(ranked) == 1 and ranked[0].query == "film" and len(ranked[0].texts) == 3
+    assert "[7 February 2022] Joanna: I watched a film about whales" in ranked[0].texts
+    quiet = ScriptedLLM([])  # no rerank model configured: a rerank call would find the script empty
+    unranked = TieredAssistant(local_runtime(quiet, client=redis_client)).tools("joanna", "c")
+    assert len(await search(unranked, "conversation_search", query="film")) == 3 and not quiet.calls

@@ -22,6 +22,8 @@ __all__ = [
     "Fault",
     "Malformed",
     "Models",
+    "Payload",
+    "Ranked",
     "Recorded",
     "ScriptedOpenAIServer",
     "Slow",
@@ -44,6 +46,21 @@ class Chat:
 class Embeddings:
     vectors: tuple[tuple[float, ...], ...]
     prompt_tokens: int | None = 8
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A `/rerank` reply: one score per document, sent best first (as rerank servers do), with indexes."""
+
+    scores: tuple[float, ...]
+    total_tokens: int | None = 12
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A 200 with exactly this JSON body (e.g. a reply of the wrong shape)."""
+
+    body: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -79,10 +96,10 @@ class Slow:
     """Wait `delay` seconds, then send `reply` (a client with a shorter timeout gives up first)."""
 
     delay: float
-    reply: Chat | Embeddings | Models | Fault | Malformed
+    reply: Chat | Embeddings | Ranked | Payload | Models | Fault | Malformed
 
 
-Reply = Chat | Embeddings | Models | Fault | Malformed | Slow | Dynamic
+Reply = Chat | Embeddings | Ranked | Payload | Models | Fault | Malformed | Slow | Dynamic
 
 
 @dataclass(frozen=True)
@@ -95,7 +112,7 @@ class Recorded:
 
 
 class ScriptedOpenAIServer:
-    """Serves `/v1/chat/completions`, `/v1/embeddings` and `/v1/models` from a script."""
+    """Serves `/v1/chat/completions`, `/v1/embeddings`, `/v1/rerank` and `/v1/models` from a script."""
 
     def __init__(self) -> None:
         self._script: deque[Reply] = deque()
@@ -201,6 +218,17 @@ def _handler_for(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._json(
                     reply.status, {"error": {"message": reply.message, "type": "scripted"}}, reply.headers
                 )
+            elif isinstance(reply, Payload):
+                self._json(200, reply.body)
+            elif isinstance(reply, Ranked):
+                order = sorted(range(len(reply.scores)), key=lambda i: -reply.scores[i])
+                ranked: dict[str, Any] = {
+                    "model": body.get("model", ""),
+                    "results": [{"index": i, "relevance_score": reply.scores[i]} for i in order],
+                }
+                if reply.total_tokens is not None:
+                    ranked["usage"] = {"total_tokens": reply.total_tokens}
+                self._json(200, ranked)
             elif isinstance(reply, Malformed):
                 self._raw(200, reply.body, "application/json")
             elif isinstance(reply, Models):

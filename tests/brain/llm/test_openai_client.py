@@ -25,6 +25,8 @@ from tests.support.openai_server import (
     Embeddings,
     Fault,
     Malformed,
+    Payload,
+    Ranked,
     ScriptedOpenAIServer,
     Slow,
 )
@@ -374,3 +376,58 @@ def test_chunks_assemble_tool_calls_and_text() -> None:
     assert len(events) == 4 and reader.content == "你好" and reader.finish_reason == "tool_calls"
     assert [(c.id, c.name, c.arguments) for c in reader.tool_calls] == [("c1", "f", '{"a": 1}')]
     assert reader.usage is not None and reader.usage.prompt_tokens == 7
+
+
+async def test_rerank_through_the_endpoints_rerank_route(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Ranked((0.1, 0.9, 0.5)), Ranked((0.3, 0.2, 0.7), total_tokens=None))
+    async with gateway(openai_server, rerank_model="rr") as llm:
+        assert await llm.rerank("where is Bea", ["a", "b", "c"]) == [0.1, 0.9, 0.5]  # by index, not order
+        await llm.rerank("where is Bea", ["a", "b", "c"])
+        assert await llm.rerank("nothing to rank", []) == []  # no request
+    request = openai_server.requests[0]
+    assert request.path == "/v1/rerank"
+    assert request.body == {"model": "rr", "query": "where is Bea", "documents": ["a", "b", "c"], "top_n": 3}
+    assert request.headers["authorization"] == "Bearer sk-test-SECRET"
+    records = llm.usage.records
+    assert [(r.kind, r.model) for r in records] == [("rerank", "rr")] * 2
+    assert (records[0].usage.prompt_tokens, records[0].usage.counted_locally) == (12, False)
+    assert records[1].usage.counted_locally and records[1].usage.prompt_tokens > 0
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Payload({"data": []}),
+        Payload({"results": [{"index": 0, "relevance_score": 0.5}]}),  # one of two documents
+        Payload({"results": [{"index": 0, "relevance_score": 1}, {"index": 0, "relevance_score": 2}]}),
+        Payload({"results": [{"index": 0, "relevance_score": "high"}, {"index": 1, "relevance_score": 2}]}),
+        Payload({"results": [{"index": 5, "relevance_score": 1}, {"index": 1, "relevance_score": 2}]}),
+        Malformed(),
+        Fault(404, message="no such route"),
+    ],
+)
+async def test_a_bad_rerank_reply_is_an_llm_error(openai_server: ScriptedOpenAIServer, reply: Any) -> None:
+    openai_server.script(reply)
+    async with gateway(openai_server, rerank_model="rr", max_retries=0) as llm:
+        with pytest.raises(LLMError, match="rr") as caught:
+            await llm.rerank("q", ["a", "b"])
+    assert "SECRET" not in str(caught.value) and caught.value.__cause__ is not None
+
+
+async def test_rerank_through_an_embeddings_endpoint(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Embeddings(((1.0, 0.0), (0.0, 2.0), (3.0, 0.0), (1.0, 1.0))))
+    async with gateway(openai_server, rerank_model="big-emb", rerank_via="embeddings") as llm:
+        scores = await llm.rerank("q", ["a", "b", "c"])
+    assert scores[0] == 0.0 and scores[1] == 1.0 and abs(scores[2] - 0.5**0.5) < 1e-9
+    body = openai_server.requests[0].body
+    assert (openai_server.requests[0].path, body["model"], body["input"]) == (
+        "/v1/embeddings",
+        "big-emb",
+        ["q", "a", "b", "c"],
+    )
+
+
+async def test_rerank_without_model_is_a_clear_error(openai_server: ScriptedOpenAIServer) -> None:
+    async with gateway(openai_server) as llm:
+        with pytest.raises(LLMError, match="rerank_model"):
+            await llm.rerank("q", ["a"])

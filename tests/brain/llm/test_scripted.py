@@ -61,3 +61,20 @@ async def test_embeddings_from_script_or_function() -> None:
     llm = ScriptedLLM(embedder=lambda t: [float(len(t))])
     assert await llm.embed(["abc"]) == [[3.0]]
     assert llm.calls[0].texts == ("abc",)
+
+
+async def test_rerank_from_script_or_function() -> None:
+    llm = ScriptedLLM([[0.5, 0.25]])
+    assert await llm.rerank("q", ["a", "b"]) == [0.5, 0.25]
+    with pytest.raises(ScriptExhausted):
+        await llm.rerank("q", ["a"])
+    assert [(c.kind, c.query, c.texts) for c in llm.calls] == [
+        ("rerank", "q", ("a", "b")),
+        ("rerank", "q", ("a",)),
+    ]
+    wrong = ScriptedLLM([[0.5]])
+    with pytest.raises(TypeError, match="one score per document"):
+        await wrong.rerank("q", ["a", "b"])
+    by_length = ScriptedLLM(reranker=lambda q, d: float(len(d)))
+    assert await by_length.rerank("q", ["abc", "a"]) == [3.0, 1.0]
+    assert [r.kind for r in by_length.usage.records] == ["rerank"]

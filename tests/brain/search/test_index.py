@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 import redis.asyncio as aioredis
 
-from brain.errors import InputError
+from brain.errors import InputError, LLMError
 from brain.keys import archival_base
 from brain.search.analysis import bm25, reciprocal_rank_fusion, stem, terms
 from brain.search.index import IndexedDoc, SearchIndex
@@ -127,3 +129,40 @@ async def test_a_query_with_nothing_to_search_for_is_an_error_never_the_newest(
     assert [h.doc.id for h in by_vector] == ["old", "new"]
     assert await index.related("what was it?") == []  # internal lookups: nothing related
     assert [h.doc.id for h in await index.related("boiler")] == ["old"]
+
+
+async def test_a_reranker_reorders_the_best_hits_and_pages_stay_consistent(
+    redis_client: aioredis.Redis,
+) -> None:
+    asked: list[tuple[str, list[str]]] = []
+
+    async def rerank(query: str, documents: Sequence[str]) -> list[float]:
+        asked.append((query, list(documents)))
+        return [float(i) for i in range(len(documents))]  # the reverse of the order it was given
+
+    base = archival_base("brain", "rerank-user")
+    plain = SearchIndex(redis_client, base, dated=True)
+    docs = [IndexedDoc(id=f"t{i}", text=f"Oslo trip note {i}", ts=86_400 * (i + 1)) for i in range(6)]
+    await plain.add_many([*DOCS, *docs])
+    before, total = await plain.search("Oslo", limit=10)
+    reranked = SearchIndex(redis_client, base, dated=True, rerank=rerank, rerank_depth=4)
+    first, total_r = await reranked.search("Oslo", limit=3)
+    second, _ = await reranked.search("Oslo", offset=3, limit=3)
+    assert total_r == total == 8
+    head = [h.doc.id for h in before[:4]]
+    assert [h.doc.id for h in first + second] == [*reversed(head), *[h.doc.id for h in before[4:6]]]
+    assert [h.score for h in first] == [3.0, 2.0, 1.0]  # the reranker's scores
+    assert len(asked) == 2 and all(q == "Oslo" and len(d) == 4 for q, d in asked)
+    by_id = {h.doc.id: h.doc for h in before}
+    assert asked[0][1] == [plain.indexed_text(by_id[i]) for i in head]  # what is indexed: with the day
+    assert "[2 January 1970] Oslo trip note 0" in [plain.indexed_text(d) for d in docs]
+    beyond, _ = await reranked.search("Oslo", offset=4, limit=2)  # past the reranked head: no call
+    listing, _ = await reranked.search("", limit=2)  # a date listing is not a query: no call
+    assert [h.doc.id for h in beyond] == [h.doc.id for h in before[4:6]] and len(listing) == 2
+    assert len(asked) == 2
+
+    async def failing(query: str, documents: Sequence[str]) -> list[float]:
+        raise LLMError("rr: HTTP 503 from the LLM endpoint")
+
+    with pytest.raises(LLMError, match="503"):
+        await SearchIndex(redis_client, base, dated=True, rerank=failing).search("Oslo")

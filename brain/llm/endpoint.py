@@ -1,0 +1,63 @@
+"""The OpenAI SDK client an `OpenAILLM` talks through: building it from settings, and what it (or a
+misbehaving server) can raise, as an `LLMError` that never carries the API key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import openai
+import pydantic
+
+from brain.errors import ConfigError, LLMError
+from brain.llm.wire import MalformedReply
+from brain.logs import redact
+from brain.settings import LLMSettings
+
+__all__ = ["FAILURES", "as_llm_error", "create_openai_client"]
+
+FAILURES = (openai.OpenAIError, pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
+"""What the SDK or a misbehaving server can throw at us; all become `LLMError` (`as_llm_error`)."""
+
+
+def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
+    """A client with the settings' endpoint, timeout and retry budget (the SDK retries 408/409/429/5xx and
+    connection errors with backoff, honouring Retry-After). The caller owns it and must close it."""
+    key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+    if settings.api_type == "azure":
+        if settings.base_url is None or settings.api_version is None:
+            raise ConfigError("llm.api_type azure needs llm.base_url (Azure endpoint) and llm.api_version")
+        return openai.AsyncAzureOpenAI(
+            api_key=key,
+            azure_endpoint=settings.base_url,
+            api_version=settings.api_version,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+        )
+    return openai.AsyncOpenAI(
+        # Local servers (Ollama, llama.cpp, vLLM) need no key, but the SDK insists on one.
+        api_key=key or "not-needed",
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )
+
+
+def as_llm_error(model: str, exc: Exception, secrets: Sequence[str]) -> LLMError:
+    """The failure as an `LLMError`, with the API key masked should the endpoint echo it."""
+    error = _describe(model, exc)
+    return LLMError(redact(str(error), secrets)) if secrets else error
+
+
+def _describe(model: str, exc: Exception) -> LLMError:
+    if isinstance(exc, openai.APIStatusError):
+        return LLMError(f"{model}: HTTP {exc.status_code} from the LLM endpoint: {exc.message}")
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMError(f"{model}: the LLM endpoint timed out (retries spent)")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError(f"{model}: cannot reach the LLM endpoint (retries spent): {exc}")
+    if isinstance(exc, MalformedReply):
+        return LLMError(f"{model}: malformed reply from the LLM endpoint: {exc}")
+    if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | openai.APIResponseValidationError):
+        return LLMError(f"{model}: malformed reply from the LLM endpoint: {type(exc).__name__}")
+    return LLMError(f"{model}: LLM call failed: {type(exc).__name__}: {exc}")
