@@ -34,6 +34,7 @@ __all__ = [
     "encode_id",
     "fact_queue_key",
     "facts_base",
+    "graph_base",
     "legacy_recall_base",
     "procedures_base",
     "raw_id",
@@ -137,6 +138,12 @@ def legacy_recall_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) 
 def facts_base(prefix: str, user_id: str | bytes) -> str:
     """Namespace of a user's fact memory: the facts, their search index, content hashes, the audit stream."""
     return f"{prefix}:{{f.{encode_id(user_id, 'user_id')}}}"
+
+
+def graph_base(prefix: str, user_id: str | bytes) -> str:
+    """Namespace of a user's graph memory (entities, relations): inside fact memory's hash tag, so one
+    script writes a relation and its event in the facts' audit stream, on Cluster too."""
+    return f"{facts_base(prefix, user_id)}:g"
 
 
 def blocks_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> str:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 __all__ = [
     "BlockSettings",
     "FactSettings",
+    "GraphSettings",
     "LLMSettings",
     "LogSettings",
     "MemorySettings",
@@ -112,6 +113,21 @@ class FactSettings(BaseModel):
     drain_seconds: float = Field(10.0, ge=0)
 
 
+class GraphSettings(BaseModel):
+    """Graph memory: entities and relations extracted by the fact worker (one more call per batch, a
+    second only to check contradictions), used by search."""
+
+    model_config = _FROZEN
+
+    enabled: bool = False
+    max_entities: int = Field(30, ge=1, le=500)  # per batch; more are cut (and logged)
+    max_relations: int = Field(40, ge=1, le=500)
+    max_checks: int = Field(20, ge=0, le=200)  # existing relations shown to the contradiction check
+    seeds: int = Field(3, ge=0, le=20)  # best hits whose entities seed a graph-boosted search
+    neighbours: int = Field(20, ge=0, le=500)  # relations followed from the seeds
+    hub_mentions: int = Field(50, ge=1)  # an entity named by more documents boosts none of them
+
+
 class BlockSettings(BaseModel):
     """Block memory (`memory.mode: blocks`), in LlamaIndex's terms: the history is a FIFO of at most
     `chat_history_token_ratio` x `token_limit` tokens; what overflows (`token_flush_size` at a time) goes to
@@ -170,6 +186,7 @@ class MemorySettings(BaseModel):
     summarize_max_prompt_tokens: int = Field(40_000, ge=1_000)
     summarize_concurrency: int = Field(4, ge=1, le=64)
     facts: FactSettings = FactSettings()
+    graph: GraphSettings = GraphSettings()
     blocks: BlockSettings = BlockSettings()
 
 

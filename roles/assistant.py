@@ -25,9 +25,11 @@ from brain.keys import raw_id
 from brain.llm.protocol import ChatMessage, Completion, TextDelta
 from brain.llm.usage import Usage
 from brain.memory.brain_memory import BrainMemory
+from brain.memory.graph import graph_links
 from brain.memory.window import Window
 from brain.message import Message, check_text
 from brain.runtime import Runtime, open_runtime
+from brain.search.analysis import searchable
 from brain.settings import Settings
 from brain.store.protocol import Conversation
 from roles.fact_worker import running
@@ -282,7 +284,12 @@ class Assistant(Role, ChatOperations):
         facts = self.memory_settings.facts
         if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
             return []
-        found = await self.runtime.tiers.facts.search(user_id, text, limit=facts.prompt_facts)
+        tiers, graph = self.runtime.tiers, self.memory_settings.graph
+        found = await tiers.facts.search(user_id, text, limit=facts.prompt_facts)
+        if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
+            links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
+            if links:
+                found = await tiers.facts.search(user_id, text, limit=facts.prompt_facts, linked=links)
         return [f.text for f in found]
 
     async def _queue_facts(self, memory: BrainMemory) -> None:

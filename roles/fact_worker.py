@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from actions.remember import RememberReport, remember
+from actions.remember_graph import remember_graph
 from actions.summarizer import Summarizer
 from brain.errors import BrainError, ConfigError, ConflictError
 from brain.llm.batching import cut
@@ -127,9 +128,24 @@ class FactWorker:
         for batch in batches(stored, settings.batch_turns, settings.batch_tokens):
             messages = [self._clipped(t) for t in batch if not t.hidden]
             report = await self._remember(user_id, chat_id, messages)
+            graphed = await self._graph(user_id, messages, report.hashes)
             await facts.set_progress(user_id, chat_id, batch[-1].seq)
-            applied, calls = applied + len(messages), calls + report.calls
+            applied, calls = applied + len(messages), calls + report.calls + graphed
         return applied, calls
+
+    async def _graph(self, user_id: str | bytes, messages: list[Message], hashes: Sequence[str]) -> int:
+        """The batch's entities and relations, linked to the facts it gave (when graph memory is on);
+        how many calls it took. A failure leaves the batch pending: the facts part repeats without a call."""
+        settings = self.runtime.settings.memory.graph
+        if not settings.enabled or not messages:
+            return 0
+        facts = self.tiers.facts
+        ids = list((await facts.by_hash(user_id, list(hashes))).values())
+        texts = {f.id: f.text for f in await facts.get_many(user_id, ids)}
+        report = await remember_graph(
+            self.runtime.memory_llm, self.tiers.graph, user_id, messages, settings, facts=texts
+        )
+        return report.calls
 
     def _clipped(self, turn: Turn) -> Message:
         """The message, its text cut to `batch_tokens` when one message alone is longer."""

@@ -20,7 +20,7 @@ from brain.memory.core import CoreMemory
 from brain.search.index import Hit, IndexedDoc, SearchIndex
 from roles.skills import check_arguments
 
-__all__ = ["Linked", "MemoryTools", "ToolOutcome"]
+__all__ = ["GRAPH_SEARCH", "GraphLookup", "Linked", "MemoryTools", "ToolOutcome"]
 
 _HEARTBEAT = {"type": "boolean", "description": "true to think again after seeing the result"}
 _DATE = "an ISO date, YYYY-MM-DD"
@@ -138,6 +138,22 @@ def _page(hits: list[Hit], total: int, page: int, size: int) -> str:
     return json.dumps({"results": items, "page": page, "pages": pages, "total": total})
 
 
+GRAPH_SEARCH = _spec(
+    "graph_search",
+    "Look up a person, place or thing in the knowledge graph learned from past conversations: its "
+    "relations to others (who is whose sister, who lives where), as they are now or as they were on a "
+    "date. Follow a relation by searching for the entity at its other end.",
+    {
+        "entity": {"type": "string", "description": "a name or alias"},
+        "as_of": {"type": "string", "description": _DATE},
+    },
+    ["entity"],
+)
+
+GraphLookup = Callable[[str, float | None], Awaitable[dict[str, Any]]]
+"""(entity name, as of or None) -> what the graph holds about it (`TieredAssistant.graph_lookup`)."""
+
+
 class MemoryTools:
     """The tool set of one agent: its core memory scopes, archival index and recall index."""
 
@@ -151,9 +167,10 @@ class MemoryTools:
         page_size: int = 5,
         embed: Embed | None = None,
         linked: Linked | None = None,
+        graph: GraphLookup | None = None,
     ) -> None:
         self.core, self.scopes, self.archival, self.recall = core, scopes, archival, recall
-        self.page_size, self.embed, self.linked = page_size, embed, linked
+        self.page_size, self.embed, self.linked, self.graph = page_size, embed, linked, graph
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[ToolOutcome]]] = {
             "send_message": self._send_message,
             "core_memory_append": self._append,
@@ -163,10 +180,12 @@ class MemoryTools:
             "conversation_search": self._conversation_search,
             "conversation_search_date": self._conversation_date,
         }
+        if graph is not None:
+            self._handlers["graph_search"] = self._graph_search
 
     @property
     def specs(self) -> list[ToolSpec]:
-        return list(SPECS)
+        return [*SPECS, GRAPH_SEARCH] if self.graph is not None else list(SPECS)
 
     def handles(self, name: str) -> bool:
         return name in self._handlers
@@ -181,7 +200,7 @@ class MemoryTools:
             return ToolOutcome(
                 result=f"error: the arguments of {call.name} are not valid JSON", heartbeat=True, failed=True
             )
-        spec = next(s for s in SPECS if s.name == call.name)
+        spec = next(s for s in self.specs if s.name == call.name)
         complaint = check_arguments(spec.parameters, arguments)
         if complaint is not None:
             return ToolOutcome(result=f"error: {call.name}: {complaint}", heartbeat=True, failed=True)
@@ -243,6 +262,11 @@ class MemoryTools:
             linked=await linked(a["query"], vector) if linked is not None else (),
         )
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
+
+    async def _graph_search(self, a: dict[str, Any]) -> ToolOutcome:
+        assert self.graph is not None  # registered only with a graph
+        as_of = _date(a.get("as_of"), end=True)
+        return ToolOutcome(result=json.dumps(await self.graph(a["entity"], as_of), ensure_ascii=False))
 
     async def _conversation_date(self, a: dict[str, Any]) -> ToolOutcome:
         page = max(int(a.get("page") or 0), 0)

@@ -22,9 +22,11 @@ from brain.llm.protocol import ChatMessage, Completion
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.context import fit_prompt, pressure_note, prompt_tokens
 from brain.memory.core import Block, render_blocks
+from brain.memory.graph import graph_links
 from brain.memory.tiers import Tiers
 from brain.message import Message, speaker
 from brain.runtime import Runtime
+from brain.search.analysis import searchable
 from brain.search.index import IndexedDoc
 from roles.assistant import Assistant, Turn
 from roles.memory_tools import MemoryTools
@@ -89,18 +91,56 @@ class TieredAssistant(Assistant):
             self.tiers.archival(user_id),
             self.tiers.recall(user_id, chat_id),
             embed=self.tiers.embed,
-            linked=lambda query, vector: self.linked_turns(user_id, query, vector),
+            linked=lambda query, vector: self.linked_turns(user_id, query, vector, chat_id),
+            graph=(lambda entity, as_of: self.graph_lookup(user_id, entity, as_of))
+            if self.memory_settings.graph.enabled
+            else None,
         )
 
     async def linked_turns(
-        self, user_id: str | bytes, query: str, vector: Sequence[float] | None = None
+        self,
+        user_id: str | bytes,
+        query: str,
+        vector: Sequence[float] | None = None,
+        chat_id: str | bytes | None = None,
     ) -> list[str]:
         """The turns that the user's current facts matching `query` were learned from (none when facts
-        are off), so that conversation search finds a turn through what was learned from it."""
-        if not self.memory_settings.facts.enabled:
-            return []
-        found = await self.tiers.facts.search(user_id, query, limit=5, vector=vector)
-        return [turn for fact in found for turn in fact.source_turns]
+        are off), so that conversation search finds a turn through what was learned from it; with graph
+        memory, also the turns linked to what the query and the chat's best hits are about
+        (`graph_links`)."""
+        memory, linked = self.memory_settings, []
+        found = []
+        if memory.facts.enabled:
+            found = await self.tiers.facts.search(user_id, query, limit=5, vector=vector)
+            linked = [turn for fact in found for turn in fact.source_turns]
+        if memory.graph.enabled and chat_id is not None:
+            seeds = [f.id for f in found]
+            if memory.graph.seeds and searchable(query):
+                hits, _ = await self.tiers.recall(user_id, chat_id).search(
+                    query, limit=memory.graph.seeds, vector=vector, ids_only=True
+                )
+                seeds = [h.doc.id for h in hits] + seeds
+            linked += await graph_links(self.tiers.graph, user_id, query, seeds, memory.graph)
+        return list(dict.fromkeys(linked))
+
+    async def graph_lookup(self, user_id: str | bytes, entity: str, as_of: float | None) -> dict[str, Any]:
+        """What graph memory holds about `entity` (by name or alias): its relations, current or as of a
+        moment, each as "A -relation-> B"."""
+        graph = self.tiers.graph
+        found = await graph.resolve(user_id, [entity])
+        if not found:
+            return {"entity": entity, "found": False}
+        centre = next(iter(found.values()))
+        around = await graph.neighbourhood(
+            user_id, [centre], as_of=as_of, limit=self.memory_settings.graph.neighbours or 20
+        )
+        known = around.entities.get(centre)
+        return {
+            "entity": known.name if known else entity,
+            "type": known.type if known else "thing",
+            "aliases": list(known.aliases) if known else [],
+            "relations": around.lines(),
+        }
 
     async def core_blocks(self, user_id: str | bytes) -> list[Block]:
         scopes = self.scopes(user_id)

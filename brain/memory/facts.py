@@ -83,6 +83,7 @@ class AuditEvent(BaseModel):
     source_turns: tuple[str, ...] = ()
     at: float = 0.0
     undoes: str = ""  # for ROLLBACK: the event it undid
+    subject: Literal["fact", "relation"] = "fact"  # relation events: `fact_id` is a graph relation's id
 
 
 class FactStore:
@@ -202,10 +203,11 @@ class FactStore:
         as_of: float | None = None,
         category: str | None = None,
         vector: Sequence[float] | None = None,
+        linked: Sequence[str] = (),
     ) -> list[Fact]:
         """Facts matching `query` (BM25, fused with vectors when embeddings are on; `vector` is the query's
         embedding when the caller has it): current ones, or the ones true at `as_of`; best first. None for
-        a query with nothing to search for."""
+        a query with nothing to search for. `linked` facts (e.g. from graph memory) are raised."""
         if vector is None:
             vector = await embed_one(self.embed, query)
         hits = await self.index(user_id).related(
@@ -213,7 +215,8 @@ class FactStore:
             tags=[category] if category else (),
             limit=max(limit * 2, 10),
             vector=vector,
-            ids_only=vector is None,
+            ids_only=vector is None and not linked,
+            linked=linked,
         )
         facts = {f.id: f for f in await self.get_many(user_id, [h.doc.id for h in hits])}
         found = [facts[h.doc.id] for h in hits if h.doc.id in facts]
@@ -279,6 +282,8 @@ class FactStore:
         event = next((e for e in await self.history(user_id) if e.id == event_id), None)
         if event is None:
             raise InputError(f"there is no fact event {event_id!r}")
+        if event.subject == "relation":
+            raise InputError(f"event {event_id} changed the graph: undo it with GraphStore.rollback")
         if event.event == "ROLLBACK":
             raise ConflictError(
                 "a rollback is not undone by another rollback; undo the original change again"

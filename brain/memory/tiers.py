@@ -11,6 +11,7 @@ from brain.memory.blocks.store import BlockScripts, BlockSession
 from brain.memory.core import CoreMemory
 from brain.memory.fact_queue import FactQueue
 from brain.memory.facts import FactStore
+from brain.memory.graph import GraphStore
 from brain.memory.procedures import ProcedureStore
 from brain.search.index import IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
@@ -42,6 +43,7 @@ class Tiers:
         self.core = CoreMemory(client, prefix=prefix)
         self.facts = FactStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
         self.fact_queue = FactQueue(client, prefix=prefix)
+        self.graph = GraphStore(client, prefix=prefix)
         self.procedures = ProcedureStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
         self._block_scripts = BlockScripts(client)
 

@@ -208,13 +208,16 @@ class SearchIndex(IndexStore):
         limit: int = 10,
         vector: Sequence[float] | None = None,
         ids_only: bool = False,
+        linked: Sequence[str] = (),
     ) -> list[Hit]:
         """Documents related to `text` (e.g. a new fact, a task, the turn being answered), best first: like
         `search`, but a text with nothing to search for, and no vector, finds nothing (no error, no
         listing by date)."""
         if vector is None and not searchable(text):
             return []
-        hits, _ = await self.search(text, tags=tags, limit=limit, vector=vector, ids_only=ids_only)
+        hits, _ = await self.search(
+            text, tags=tags, limit=limit, vector=vector, ids_only=ids_only, linked=linked
+        )
         return hits
 
     async def _by_date(

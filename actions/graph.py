@@ -1,0 +1,173 @@
+"""Graph extraction: the LLM tasks of graph memory, as tool calls. Prompts, tool specs and parsing are pure.
+
+Extraction reads a batch of turns and calls `record_graph` once with the entities and the relations between
+them. A contradiction check, only when a new relation has the same source and relation as a current one
+with another target, shows those under small integer ids and the model calls `retire_relations`.
+Malformed arguments (or no call at all) are an `LLMError`: the batch stays pending, nothing is applied.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from brain.errors import LLMError
+from brain.llm.protocol import ChatMessage, Completion, ToolSpec
+
+__all__ = [
+    "RECORD_GRAPH",
+    "RETIRE_RELATIONS",
+    "Extracted",
+    "NewEntity",
+    "NewRelation",
+    "parse_extracted",
+    "parse_retired",
+    "render_check",
+    "render_extract",
+]
+
+_STRING = {"type": "string"}
+RECORD_GRAPH = ToolSpec(
+    name="record_graph",
+    description="Record the people, places, things and events of the conversation and how they relate.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "entities": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": _STRING,
+                        "type": _STRING,
+                        "aliases": {"type": "array", "items": _STRING},
+                    },
+                    "required": ["name", "type"],
+                },
+            },
+            "relations": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "source": _STRING,
+                        "relation": _STRING,
+                        "target": _STRING,
+                        "valid_at": {"type": ["string", "null"], "description": "ISO date it became true"},
+                    },
+                    "required": ["source", "relation", "target"],
+                },
+            },
+        },
+        "required": ["entities", "relations"],
+    },
+)
+RETIRE_RELATIONS = ToolSpec(
+    name="retire_relations",
+    description="Retire the existing relations that the new ones show are no longer true.",
+    parameters={
+        "type": "object",
+        "properties": {"ids": {"type": "array", "items": {"type": "integer"}}, "reason": _STRING},
+        "required": ["ids"],
+    },
+)
+
+_EXTRACT = """You turn conversations into a knowledge graph. Call record_graph exactly once.
+- entities: people, pets, places, organisations, things and events that are named or clearly meant; type is
+  one lowercase word (person, animal, place, organisation, thing, event); aliases are other names used.
+- relations: facts between two entities, as short snake_case verbs in the conversation's language
+  (lives_in, sister_of, adopted, works_at, 住在). Use a speaker's name, never "I", "me" or "user".
+- Only what the conversation states. valid_at is the ISO date a relation began, when the text says so.
+- Nothing worth recording: call record_graph with empty lists.
+Today is {today}."""
+
+_CHECK = """A knowledge graph gained new relations. For each existing relation, decide whether a new one shows
+it is no longer true (someone moved, changed jobs, a pet was renamed). Do not retire a relation that can
+be true beside the new one (likes pizza and likes sushi). Call retire_relations once with the ids to
+retire (an empty list when none)."""
+
+
+class NewEntity(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    name: str = Field(min_length=1, max_length=200)
+    type: str = Field("thing", max_length=40)
+    aliases: tuple[str, ...] = ()
+
+
+class NewRelation(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    source: str = Field(min_length=1, max_length=200)
+    relation: str = Field(min_length=1, max_length=64)
+    target: str = Field(min_length=1, max_length=200)
+    valid_at: str | None = None
+
+
+class Extracted(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    entities: tuple[NewEntity, ...] = ()
+    relations: tuple[NewRelation, ...] = ()
+
+
+def render_extract(transcript: str, today: datetime | None = None) -> list[ChatMessage]:
+    day = (today or datetime.now(UTC)).date().isoformat()
+    return [
+        ChatMessage(role="system", content=_EXTRACT.format(today=day)),
+        ChatMessage(role="user", content=f"Conversation:\n{transcript}"),
+    ]
+
+
+def render_check(existing: Sequence[str], new: Sequence[str]) -> list[ChatMessage]:
+    """`existing` relations are shown under ids 0, 1, …; never our real ids."""
+    listed = "\n".join(f"{i}. {line}" for i, line in enumerate(existing))
+    return [
+        ChatMessage(role="system", content=_CHECK),
+        ChatMessage(
+            role="user", content=f"Existing relations:\n{listed}\n\nNew relations:\n" + "\n".join(new)
+        ),
+    ]
+
+
+def _arguments(reply: Completion, tool: str) -> dict[str, Any]:
+    calls = [c for c in reply.tool_calls if c.name == tool]
+    if not calls:
+        raise LLMError(f"{reply.model}: expected a {tool} call, got {'text' if reply.content else 'nothing'}")
+    try:
+        arguments = json.loads(calls[0].arguments or "{}")
+    except ValueError as exc:
+        raise LLMError(f"{reply.model}: malformed {tool} arguments: {exc}") from exc
+    if not isinstance(arguments, dict):
+        raise LLMError(f"{reply.model}: {tool} arguments are not an object")
+    return arguments
+
+
+def parse_extracted(reply: Completion, max_entities: int, max_relations: int) -> tuple[Extracted, int]:
+    """The entities and relations of a `record_graph` call, cut to the caps; and how many were cut."""
+    try:
+        extracted = Extracted.model_validate(_arguments(reply, RECORD_GRAPH.name))
+    except ValidationError as exc:
+        raise LLMError(
+            f"{reply.model}: malformed record_graph arguments: {exc.error_count()} errors"
+        ) from exc
+    cut = max(len(extracted.entities) - max_entities, 0) + max(len(extracted.relations) - max_relations, 0)
+    capped = Extracted(
+        entities=extracted.entities[:max_entities], relations=extracted.relations[:max_relations]
+    )
+    return capped, cut
+
+
+def parse_retired(reply: Completion, count: int) -> tuple[list[int], str]:
+    """The ids (among 0..count-1) a `retire_relations` call names, and its reason; an id out of range is an
+    `LLMError` (never applied to a relation the model was not shown)."""
+    arguments = _arguments(reply, RETIRE_RELATIONS.name)
+    ids = arguments.get("ids")
+    if not isinstance(ids, list) or any(type(i) is not int or not 0 <= i < count for i in ids):
+        raise LLMError(f"{reply.model}: retire_relations names ids outside 0..{count - 1}: {ids!r}")
+    reason = arguments.get("reason")
+    return sorted(set(ids)), reason if isinstance(reason, str) else ""
