@@ -81,8 +81,8 @@ async def remember(
     source = tuple(m.id for m in turns)
     transcript = "\n".join(f"{speaker(m)}: {m.content}" for m in turns) or "(none)"
     batch = fact_hash(transcript)
-    if not fold and await _repeat(store, user_id, batch):
-        return RememberReport(repeat=True)
+    if not fold and (repeated := await _repeat(store, user_id, batch)) is not None:
+        return RememberReport(repeat=True, hashes=repeated)
     report = await _remember(llm, store, user_id, transcript, source, actor, related, today, fold, max_words)
     if not report.rejected:
         facts = await store.by_hash(user_id, list(report.hashes))
@@ -90,12 +90,14 @@ async def remember(
     return report
 
 
-async def _repeat(store: FactStore, user_id: str | bytes, batch: str) -> bool:
-    """Whether exactly these turns were applied before and every fact they gave is still current."""
+async def _repeat(store: FactStore, user_id: str | bytes, batch: str) -> tuple[str, ...] | None:
+    """The content hashes of the facts these exact turns gave, when they were applied before and every
+    one of those facts is still current; None otherwise."""
     ids = await store.batch_facts(user_id, batch)
     if ids is None:
-        return False
-    return len([f for f in await store.get_many(user_id, ids) if f.current]) == len(ids)
+        return None
+    current = [f for f in await store.get_many(user_id, ids) if f.current]
+    return tuple(f.hash for f in current) if len(current) == len(ids) else None
 
 
 async def _remember(
