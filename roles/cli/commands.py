@@ -9,9 +9,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from brain.errors import InputError
 from brain.memory.transfer import parse_export
 from brain.message import speaker
 from brain.search.index import IndexedDoc
+from roles.cli.graph import graph_text
 from roles.tiered import TieredAssistant
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ HELP = """commands:
   /core               core memory blocks (memory.mode: tiered)
   /archival search Q  search archival memory (tiered)
   /archival add TEXT  store TEXT in archival memory (tiered)
+  /graph [NAME]       graph memory: everyone's relations, or one entity's (memory.graph.enabled)
   /help, /exit"""
 
 Command = Callable[["ChatSession", str], Awaitable[bool]]
@@ -204,6 +207,25 @@ async def _archival(s: ChatSession, arg: str) -> bool:
     return True
 
 
+async def _graph(s: ChatSession, arg: str) -> bool:
+    tiers = s.assistant.runtime.tiers
+    if tiers is None:
+        s.say("graph memory needs Redis")
+        return True
+    try:
+        graph = await graph_text(tiers, s.user_id, arg.strip() or None, None, False)
+    except InputError as exc:
+        s.say(str(exc))
+        return True
+    lines = graph.lines()
+    s.say(f"{len(graph.entities)} entities, {len(lines)} relations" + (":" if lines else ""))
+    for line in lines[:50]:
+        s.say(f"- {line}")
+    if len(lines) > 50:
+        s.say(f"... and {len(lines) - 50} more: brain memory graph --user {s.user_id!s}")
+    return True
+
+
 def _tiered(s: ChatSession) -> TieredAssistant | None:
     if isinstance(s.assistant, TieredAssistant):
         return s.assistant
@@ -243,6 +265,7 @@ COMMANDS: dict[str, Command] = {
     "/usage": _usage,
     "/core": _core,
     "/archival": _archival,
+    "/graph": _graph,
     "/help": _help,
     "/exit": _exit,
     "/quit": _exit,

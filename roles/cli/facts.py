@@ -1,4 +1,5 @@
-"""`brain memory facts|history|rollback` and `brain worker`: fact memory from the command line."""
+"""`brain memory facts|history|rollback` and `brain worker`: fact memory (and the graph's audit) from the
+command line."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from brain.search.analysis import searchable
 from brain.settings import Settings
 from roles.fact_worker import FactWorker
 
-__all__ = ["add_fact_commands", "fact_command", "worker_command"]
+__all__ = ["add_fact_commands", "fact_command", "when", "worker_command"]
 
 
 def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -28,12 +29,15 @@ def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argpa
     )
     history.add_argument("--user", required=True)
     history.add_argument("--fact", metavar="ID", help="only this fact's events")
-    rollback = memory_commands.add_parser("rollback", help="undo one fact change", parents=[common])
+    rollback = memory_commands.add_parser(
+        "rollback", help="undo one fact or relation change", parents=[common]
+    )
     rollback.add_argument("event", help="the event id, from brain memory history")
     rollback.add_argument("--user", required=True)
 
 
-def _when(text: str) -> float:
+def when(text: str) -> float:
+    """An `--as-of` date or time; a whole day means its end."""
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -52,7 +56,7 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
         assert runtime.tiers is not None
         facts = runtime.tiers.facts
         if args.memory_command == "facts":
-            as_of = _when(args.as_of) if args.as_of else None
+            as_of = when(args.as_of) if args.as_of else None
             if args.search:
                 if not searchable(args.search):
                     raise InputError(
@@ -75,10 +79,16 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
                 )
                 by = f" by {e.actor}" if e.actor else ""
                 why = f" ({e.reason})" if e.reason else ""
-                print(f"{e.id}  {_date(e.at)}  {e.event:<8} {e.fact_id}  {change}{by}{why}")
+                what = "relation " if e.subject == "relation" else ""
+                print(f"{e.id}  {_date(e.at)}  {e.event:<8} {what}{e.fact_id}  {change}{by}{why}")
         else:
-            undone = await facts.rollback(args.user, args.event, actor="cli")
-            print(f"rolled back {args.event} ({len(undone)} change(s), audited)")
+            event = next((e for e in await facts.history(args.user) if e.id == args.event), None)
+            if event is not None and event.subject == "relation":
+                await runtime.tiers.graph.rollback(args.user, event, actor="cli")
+                print(f"rolled back {args.event} (a relation, audited)")
+            else:
+                undone = await facts.rollback(args.user, args.event, actor="cli")
+                print(f"rolled back {args.event} ({len(undone)} change(s), audited)")
     return 0
 
 

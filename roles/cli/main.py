@@ -20,6 +20,7 @@ from brain.settings import Settings
 from roles.assistant import Assistant
 from roles.cli.checks import check_llm, check_redis
 from roles.cli.facts import add_fact_commands, fact_command, worker_command
+from roles.cli.graph import add_graph_command, graph_command
 from roles.cli.memory import agent_command, memory_command
 from roles.cli.repl import run_repl
 from roles.cli.session import ChatSession
@@ -90,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
         else:
             sub.add_argument("--yes", action="store_true", help="really delete")
     add_fact_commands(memory_commands, common)
+    add_graph_command(memory_commands, common)
     worker = commands.add_parser("worker", help="apply queued turns to fact memory", parents=[common])
     worker.add_argument("--once", action="store_true", help="apply what is queued now, then exit")
     run = commands.add_parser("run", help="run a YAML deployment", parents=[common])
@@ -146,6 +148,8 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return asyncio.run(_check(settings, sys.stdout))
     if args.command == "memory" and args.memory_command in {"facts", "history", "rollback"}:
         return asyncio.run(fact_command(settings, args))
+    if args.command == "memory" and args.memory_command == "graph":
+        return asyncio.run(graph_command(settings, args))
     if args.command == "worker":
         return asyncio.run(worker_command(settings, args.once))
     if args.command == "memory":

@@ -2,10 +2,12 @@
 
 from brain.memory.graph.links import graph_links, query_names
 from brain.memory.graph.model import Entity, Neighbourhood, Relation, entity_id, name_key, relation_name
+from brain.memory.graph.render import Format, render
 from brain.memory.graph.store import GraphStore
 
 __all__ = [
     "Entity",
+    "Format",
     "GraphStore",
     "Neighbourhood",
     "Relation",
@@ -14,4 +16,5 @@ __all__ = [
     "name_key",
     "query_names",
     "relation_name",
+    "render",
 ]

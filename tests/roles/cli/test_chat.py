@@ -616,3 +616,42 @@ def test_a_stopped_worker_applies_what_it_holds(openai_server: ScriptedOpenAISer
     assert out == "applied 2 turns of 1 chats (1 LLM calls)\n"
     listed = brain("memory", "facts", "--user", "local", env=env)
     assert listed.stdout.split("  ", 1)[1] == "[personal] Lives in Rome\n"
+
+
+def test_graph_memory_from_the_command_line(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    extracted = json.dumps({"facts": [{"text": "Caroline adopted a dog named Rex", "category": "personal"}]})
+    graph = {
+        "entities": [{"name": "Caroline", "type": "person"}, {"name": "Rex", "type": "animal"}],
+        "relations": [{"source": "Caroline", "relation": "adopted", "target": "Rex"}],
+    }
+    openai_server.script(Chat("Lovely."), Chat(extracted), Chat(None, tool_calls=(("record_graph", graph),)))
+    env = env_for(openai_server)
+    on = [
+        "--set", "memory.facts.enabled=true",
+        "--set", "memory.facts.in_process_worker=false",
+        "--set", "memory.graph.enabled=true",
+    ]  # fmt: skip
+    chat = brain("chat", "--user", "caroline", *on, env=env, stdin="I adopted a dog named Rex\n")
+    assert chat.returncode == 0, chat.stderr
+    assert brain("worker", "--once", *on, env=env).stdout == "applied 2 turns of 1 chats (2 LLM calls)\n"
+    asked = openai_server.requests[-1].body
+    assert [t["function"]["name"] for t in asked["tools"]] == ["record_graph"]
+    as_json = json.loads(brain("memory", "graph", "--user", "caroline", "--format", "json", env=env).stdout)
+    assert sorted(e["name"] for e in as_json["entities"]) == ["Caroline", "Rex"]
+    assert [r["relation"] for r in as_json["relations"]] == ["adopted"]
+    mermaid = brain("memory", "graph", "--user", "caroline", env=env).stdout
+    assert mermaid.startswith("flowchart LR") and "-->|adopted|" in mermaid and '["Caroline"]' in mermaid
+    dot = brain("memory", "graph", "--user", "caroline", "--entity", "rex", "--format", "dot", env=env).stdout
+    assert dot.startswith("digraph memory") and 'label="adopted"' in dot
+    picture = brain("memory", "graph", "--user", "caroline", "--out", str(tmp_path / "g.svg"), env=env)
+    assert picture.returncode == 0, picture.stderr
+    assert (tmp_path / "g.svg").exists() or "flowchart LR" in (tmp_path / "g.mmd").read_text(encoding="utf-8")
+    repl = brain("chat", "--user", "caroline", *on, env=env, stdin="/graph Caroline\n/graph Nobody\n")
+    assert "- Caroline -adopted-> Rex" in repl.stdout and "knows no 'Nobody'" in repl.stdout
+    history = brain("memory", "history", "--user", "caroline", env=env).stdout.splitlines()
+    added = next(line for line in history if " relation " in line)
+    undo = brain("memory", "rollback", added.split()[0], "--user", "caroline", env=env)
+    assert undo.returncode == 0 and "a relation" in undo.stdout, undo.stderr
+    assert "adopted" not in brain("memory", "graph", "--user", "caroline", "--format", "json", env=env).stdout
+    other = json.loads(brain("memory", "graph", "--user", "bob", "--format", "json", env=env).stdout)
+    assert other == {"entities": [], "relations": []}
