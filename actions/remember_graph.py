@@ -85,8 +85,16 @@ async def remember_graph(
         )
     ids = await _entities(graph, user_id, extracted)
     source = tuple(m.id for m in turns)
-    await graph.mention(user_id, _mentions(extracted, ids, turns, facts or {}))
     new = _relations(extracted, ids, turns, facts or {})
+    # a document is about what it names, and about both ends of a relation learned from it (a speaker
+    # who says "I moved to Porto" names herself only as the speaker)
+    learned = [
+        (end, doc)
+        for r in new
+        for doc in (*r.source_turns, *filter(None, [r.fact_id]))
+        for end in (r.source, r.target)
+    ]
+    await graph.mention(user_id, [*_mentions(extracted, ids, turns, facts or {}), *learned])
     spelled = [e.name for e in extracted.entities] + [
         n for r in extracted.relations for n in (r.source, r.target)
     ]

@@ -123,7 +123,7 @@ class GraphSettings(BaseModel):
     max_entities: int = Field(30, ge=1, le=500)  # per batch; more are cut (and logged)
     max_relations: int = Field(40, ge=1, le=500)
     max_checks: int = Field(20, ge=0, le=200)  # existing relations shown to the contradiction check
-    seeds: int = Field(3, ge=0, le=20)  # best hits whose entities seed a graph-boosted search
+    seeds: int = Field(1, ge=0, le=20)  # best hits whose entities seed a graph-boosted search
     neighbours: int = Field(20, ge=0, le=500)  # relations followed from the seeds
     hub_mentions: int = Field(50, ge=1)  # an entity named by more documents boosts none of them
 

@@ -58,11 +58,12 @@ async def test_one_call_extracts_entities_and_relations(redis_client: aioredis.R
     sister = next(r for r in around.relations if r.relation == "sister_of")
     assert sister.source_turns == ("t2",) and sister.fact_id is None
     named = {d: set(e) for d, e in (await graph.named_in("u", ["t1", "t2", "f1"])).items()}
-    assert named == {"t1": {rex}, "t2": {caroline, lisbon}, "f1": {caroline, rex}}  # the texts, not speakers
+    # what each text names, and both ends of what was learned from it (Caroline said t1, Melanie t2)
+    assert named == {"t1": {rex, caroline}, "t2": {caroline, lisbon, melanie}, "f1": {caroline, rex}}
     assert (await graph.entities("u", [caroline]))[caroline].type == "person"
     again = await remember_graph(llm, graph, "u", FIRST, SETTINGS, facts=facts)
     assert again.repeat and len(llm.calls) == 1  # the same batch: no call
-    assert (await graph.entities("u", [melanie]))[melanie].mentions == 0
+    assert (await graph.entities("u", [melanie]))[melanie].mentions == 1
 
 
 async def test_a_possible_contradiction_is_checked_by_a_second_call(redis_client: aioredis.Redis) -> None:
