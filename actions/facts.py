@@ -32,6 +32,7 @@ __all__ = [
     "parse_facts",
     "parse_json_object",
     "parse_summary",
+    "parse_when",
     "render_extract",
     "render_reconcile",
 ]
@@ -234,3 +235,15 @@ def parse_decisions(
         else:
             rejected.append(f"unknown event {item.get('event')!r}")
     return decisions, rejected
+
+
+def parse_when(value: str | None) -> float | None:
+    """An ISO date or time a model wrote (UTC unless it says otherwise), or None when it wrote none or
+    something else."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()

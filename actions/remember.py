@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,6 +18,7 @@ from actions.facts import (
     parse_decisions,
     parse_facts,
     parse_summary,
+    parse_when,
     render_extract,
     render_reconcile,
 )
@@ -48,16 +49,6 @@ class RememberReport(BaseModel):
     hashes: tuple[str, ...] = ()  # content hashes of the facts extracted
     calls: int = 0
     prompt_tokens: int = 0
-
-
-def _when(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 async def remember(
@@ -181,7 +172,7 @@ async def _add(
     reason: str,
     replaces: str,
 ) -> int:
-    fact = Fact(text=new.text, category=new.category, valid_at=_when(new.valid_at), source_turns=source)
+    fact = Fact(text=new.text, category=new.category, valid_at=parse_when(new.valid_at), source_turns=source)
     try:
         _, added = await store.add(user_id, fact, actor=actor, reason=reason, replaces=replaces)
     except ConflictError:  # the fact it replaces was retired by another decision: keep the new one

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from actions.facts import parse_when
 from actions.graph import (
     RECORD_GRAPH,
     RETIRE_RELATIONS,
@@ -44,16 +45,6 @@ class GraphReport(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-
-
-def _when(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 async def remember_graph(
@@ -201,7 +192,7 @@ def _relations(
             source=start,
             relation=verb,
             target=end,
-            valid_at=_when(r.valid_at),
+            valid_at=parse_when(r.valid_at),
             fact_id=fact,
             source_turns=_provenance(turns, r.source, r.target),
         )

@@ -25,7 +25,7 @@ from brain.memory.fact_scripts import ADD, RESTORE, RETIRE
 from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
 
-__all__ = ["AuditEvent", "Fact", "FactStore", "fact_hash"]
+__all__ = ["AuditEvent", "Fact", "FactStore", "fact_hash", "held_at"]
 
 Event = Literal["ADD", "UPDATE", "DELETE", "ROLLBACK"]
 
@@ -34,6 +34,16 @@ def fact_hash(text: str) -> str:
     """Hash of a fact's normalized text (NFKC, case-folded, spaces collapsed, end punctuation dropped)."""
     norm = " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!?。！？ ")
     return hashlib.sha256(norm.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def held_at(
+    when: float, valid_at: float | None, invalid_at: float | None, created_at: float, expired_at: float | None
+) -> bool:
+    """Whether something bi-temporal held at `when`: from when it became true (or, unknown, when we learned
+    it) until it stopped (or, unknown, until we retired it). Pure."""
+    start = valid_at if valid_at is not None else created_at
+    end = invalid_at if invalid_at is not None else expired_at
+    return start <= when and (end is None or when < end)
 
 
 class Fact(BaseModel):
@@ -62,9 +72,7 @@ class Fact(BaseModel):
 
     def true_at(self, when: float) -> bool:
         """Whether the fact held at `when`, as far as we know now."""
-        start = self.valid_at if self.valid_at is not None else self.created_at
-        end = self.invalid_at if self.invalid_at is not None else self.expired_at
-        return start <= when and (end is None or when < end)
+        return held_at(when, self.valid_at, self.invalid_at, self.created_at, self.expired_at)
 
 
 class AuditEvent(BaseModel):

@@ -11,6 +11,8 @@ import uuid
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from brain.memory.facts import held_at
+
 __all__ = ["Entity", "Neighbourhood", "Relation", "entity_id", "name_key", "relation_name"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -84,9 +86,7 @@ class Relation(BaseModel):
 
     def true_at(self, when: float) -> bool:
         """Whether it held at `when`, as far as we know now."""
-        start = self.valid_at if self.valid_at is not None else self.created_at
-        end = self.invalid_at if self.invalid_at is not None else self.expired_at
-        return start <= when and (end is None or when < end)
+        return held_at(when, self.valid_at, self.invalid_at, self.created_at, self.expired_at)
 
 
 class Neighbourhood(BaseModel):

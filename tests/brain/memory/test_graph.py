@@ -3,12 +3,24 @@ neighbourhoods as of a date, tenants apart."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import redis.asyncio as aioredis
 
 from brain.errors import ConflictError, InputError
 from brain.memory.facts import FactStore
-from brain.memory.graph import GraphStore, Relation, entity_id, name_key, relation_name
+from brain.memory.graph import (
+    Entity,
+    GraphStore,
+    Neighbourhood,
+    Relation,
+    entity_id,
+    name_key,
+    query_names,
+    relation_name,
+    render,
+)
 
 
 def test_names_and_relations_are_normalised() -> None:
@@ -78,3 +90,23 @@ async def test_relations_are_retired_never_deleted_and_audited(redis_client: aio
     assert (await facts.history("u"))[-1].event == "ROLLBACK"
     with pytest.raises(InputError):
         await graph.retire("u", "nope")
+
+
+def test_pictures_and_query_names() -> None:
+    ann, bea = Entity(id="a", name='Ann "the cook"', type="person"), Entity(id="b", name="北京", type="place")
+    graph = Neighbourhood(
+        entities={"a": ann, "b": bea},
+        relations=(
+            Relation(source="a", relation="lives_in", target="b", valid_at=0.0),
+            Relation(source="a", relation="visited", target="b", expired_at=5.0),
+        ),
+    )
+    mermaid = render(graph, "mermaid")
+    assert 'n0["Ann #quot;the cook#quot;"]' in mermaid and "n0 -->|lives_in| n1" in mermaid
+    assert "n0 -.->|visited| n1" in mermaid  # retired: dashed
+    dot = render(graph, "dot")
+    assert 'label="Ann \\"the cook\\""' in dot and 'n0 -> n1 [label="visited", style=dashed]' in dot
+    data = json.loads(render(graph, "json"))
+    assert data["relations"][0]["valid_at"] == "1970-01-01" and data["entities"][1]["name"] == "北京"
+    names = query_names("Where does Caroline's sister live? 她住在北京吗")
+    assert {"Caroline", "sister live", "北京"} <= set(names)
