@@ -124,6 +124,27 @@ async def test_search_index_on_a_cluster(cluster_url: str, tmp_path: Path) -> No
             assert await index.count() == 0
 
 
+async def test_graph_memory_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
+    from brain.memory.facts import FactStore
+    from brain.memory.graph import GraphStore, Relation
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        graph, facts = GraphStore(connection.client), FactStore(connection.client)
+        for tenant in ("alice", "bob", "carol"):
+            me, city = await graph.upsert(tenant, [(tenant, "person", []), ("Oslo", "place", [])])
+            relation = Relation(source=me, relation="lives_in", target=city, source_turns=("t1",))
+            assert (await graph.relate(tenant, relation))[1]
+            await graph.mention(tenant, [(me, "t1")])
+            assert await graph.retire(tenant, relation.id)
+            around = await graph.neighbourhood(tenant, [me], as_of=relation.created_at + 0.000_001)
+            assert around.lines() == [f"{tenant} -lives_in-> Oslo [retired]"]
+            events = [e.event for e in await facts.history(tenant) if e.subject == "relation"]
+            assert events == ["ADD", "DELETE"]
+
+
 async def test_a_busy_cluster_client_waits_instead_of_failing(cluster_url: str, tmp_path: Path) -> None:
     import asyncio
 
