@@ -113,3 +113,38 @@ async def test_graph_search_and_a_two_hop_question(redis_client: aioredis.Redis)
     assert "t3" in graph_ids  # adopted a dog -> Caroline -> her sister Melanie -> where she lives
     off = TieredAssistant(make_runtime(ScriptedLLM([]), client=redis_client)).tools("car", "c")
     assert "graph_search" not in [s.name for s in off.specs]
+
+
+async def test_facts_in_the_prompt_are_found_through_the_graph(redis_client: aioredis.Redis) -> None:
+    from brain.memory.facts import Fact
+    from brain.memory.graph import Relation
+
+    runtime = make_runtime(ScriptedLLM([]), client=redis_client, memory_settings=GRAPH_ON, prefix="gp")
+    assert runtime.tiers is not None
+    facts, graph = runtime.tiers.facts, runtime.tiers.graph
+    adopted, _ = await facts.add("u", Fact(text="Caroline adopted a puppy called Biscuit"))
+    sister, _ = await facts.add("u", Fact(text="Melanie is Caroline's sister"))
+    moved, _ = await facts.add("u", Fact(text="Melanie moved to Porto in March"))
+    for i in range(12):
+        await facts.add("u", Fact(text=f"Neighbour {i} has a garden where they grow herbs"))
+    caroline, melanie, biscuit, porto = await graph.upsert(
+        "u",
+        [
+            ("Caroline", "person", []),
+            ("Melanie", "person", []),
+            ("Biscuit", "animal", []),
+            ("Porto", "place", []),
+        ],
+    )
+    for source, verb, target, fact in (
+        (caroline, "adopted", biscuit, adopted),
+        (melanie, "sister_of", caroline, sister),
+        (melanie, "lives_in", porto, moved),
+    ):
+        await graph.relate("u", Relation(source=source, relation=verb, target=target, fact_id=fact.id))
+        await graph.mention("u", [(source, fact.id), (target, fact.id)])
+    question = "Which city is the sister of Biscuit's owner living in?"
+    with_graph = await Assistant(runtime).relevant_facts("u", question)
+    off = make_runtime(ScriptedLLM([]), client=redis_client, memory_settings=MemorySettings(), prefix="gp")
+    without = await Assistant(off).relevant_facts("u", question)
+    assert moved.text in with_graph and moved.text not in without
