@@ -59,8 +59,9 @@ async def remember_graph(
     today: datetime | None = None,
 ) -> GraphReport:
     """Extract the graph of `turns` into `user_id`'s graph memory. `facts` (id -> text, the facts learned
-    from the same turns) are linked to the entities they name. `LLMError` when a reply is unusable: nothing
-    is applied and the batch can be tried again."""
+    from the same turns) are linked to the entities they name. `LLMError` when a reply is unusable: no
+    relation is added or retired and the batch is not marked applied, so it can be tried again (entities and
+    mentions written before a failed contradiction check are written again the same way: idempotent)."""
     if not turns:
         return GraphReport()
     transcript = "\n".join(f"{speaker(m)}: {m.content}" for m in turns)

@@ -25,7 +25,7 @@ from brain.memory.fact_scripts import ADD, RESTORE, RETIRE
 from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
 
-__all__ = ["AuditEvent", "Fact", "FactStore", "fact_hash", "held_at"]
+__all__ = ["AuditEvent", "Fact", "FactStore", "audit_fields", "fact_hash", "held_at"]
 
 Event = Literal["ADD", "UPDATE", "DELETE", "ROLLBACK"]
 
@@ -44,6 +44,13 @@ def held_at(
     start = valid_at if valid_at is not None else created_at
     end = invalid_at if invalid_at is not None else expired_at
     return start <= when and (end is None or when < end)
+
+
+def audit_fields(event: str, actor: str, reason: str, source: Sequence[str], **extra: str) -> list[str]:
+    """An audit event's fields as the scripts take them (name, value, …); facts' and graph relations' events
+    share the stream and this shape."""
+    fields = {"event": event, "actor": actor, "reason": reason, "source_turns": json.dumps(list(source))}
+    return [part for key, value in {**fields, **extra}.items() for part in (key, value)]
 
 
 class Fact(BaseModel):
@@ -135,11 +142,6 @@ class FactStore:
         except (RedisError, OSError) as exc:
             raise StoreError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
 
-    @staticmethod
-    def _audit(event: str, actor: str, reason: str, source: Sequence[str], **extra: str) -> list[Any]:
-        fields = {"event": event, "actor": actor, "reason": reason, "source_turns": json.dumps(list(source))}
-        return [part for key, value in {**fields, **extra}.items() for part in (key, value)]
-
     async def add(
         self, user_id: str | bytes, fact: Fact, *, actor: str = "", reason: str = "", replaces: str = ""
     ) -> tuple[Fact, bool]:
@@ -147,7 +149,9 @@ class FactStore:
         whether it is new: a current fact with the same normalized text is returned instead (no change)."""
         fact = fact.model_copy(update={"hash": fact_hash(fact.text)})
         event = "UPDATE" if replaces else "ADD"
-        audit = self._audit(event, actor, reason, fact.source_turns, new_text=fact.text, old_fact_id=replaces)
+        audit = audit_fields(
+            event, actor, reason, fact.source_turns, new_text=fact.text, old_fact_id=replaces
+        )
         args = [fact.id, fact.model_dump_json(), fact.hash, replaces, repr(fact.created_at), *audit]
         existing, _ = await self._call("adding a fact", self._add, user_id, args)
         if existing:
@@ -169,7 +173,7 @@ class FactStore:
         source: Sequence[str] = (),
     ) -> bool:
         """Retire a current fact (it stops being true now); False when it was retired already."""
-        audit = self._audit("DELETE", actor, reason, source)
+        audit = audit_fields("DELETE", actor, reason, source)
         return bool(
             await self._call("retiring a fact", self._retire, user_id, [fact_id, repr(time.time()), *audit])
         )
@@ -296,7 +300,7 @@ class FactStore:
             raise ConflictError(
                 "a rollback is not undone by another rollback; undo the original change again"
             )
-        audit = self._audit("ROLLBACK", actor, f"rollback of {event_id}", (), undoes=event_id)
+        audit = audit_fields("ROLLBACK", actor, f"rollback of {event_id}", (), undoes=event_id)
         if event.event in {"ADD", "UPDATE"}:
             await self._call(
                 "rolling back", self._retire, user_id, [event.fact_id, repr(time.time()), *audit]

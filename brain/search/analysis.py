@@ -24,6 +24,7 @@ import Stemmer
 __all__ = [
     "ANALYSIS",
     "CJK",
+    "HAN",
     "bm25",
     "fuse",
     "reciprocal_rank_fusion",
@@ -67,6 +68,7 @@ _TOKEN = re.compile(
     rf"(?P<han>[{_HAN}]+)|(?P<cjk>[{_KANA}]+|[{_HANGUL}]+)|(?P<num>\d+)|(?P<word>[^\W\d_{_HAN}{_KANA}{_HANGUL}]+)"
 )
 CJK = re.compile(f"[{_KANA}{_HAN}]")
+HAN = re.compile(f"[{_HAN}]+")  # runs of Chinese characters
 """A Chinese or Japanese character."""
 _STEMMER = Stemmer.Stemmer("english")
 jieba.setLogLevel(60)  # jieba reports loading its dictionary at INFO on the root of its own logger

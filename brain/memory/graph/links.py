@@ -8,18 +8,19 @@ documents, such as the user, would link everything)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 
 import jieba
 
 from brain.memory.graph.store import GraphStore
+from brain.search.analysis import HAN
 from brain.settings import GraphSettings
 
 __all__ = ["graph_links", "query_names"]
 
 _WORD = re.compile(r"\w+")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _MOST = 300
 
 
@@ -28,7 +29,7 @@ def query_names(query: str) -> list[str]:
     entity might have. Pure."""
     words = _WORD.findall(query)
     names = [" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)]
-    for run in _HAN.findall(query):
+    for run in HAN.findall(query):
         names += [w for w in jieba.cut_for_search(run) if len(w) > 1]
     return list(dict.fromkeys(names))[:_MOST]
 
@@ -38,8 +39,9 @@ async def graph_links(
 ) -> list[str]:
     """Ids of the turns and facts linked to what `query` is about (see the module), best-founded first:
     relations' sources, then mentions. Empty when the graph knows none of it."""
-    named = await graph.resolve(user_id, query_names(query))
-    seeded = await graph.named_in(user_id, list(seed_docs)[: settings.seeds])
+    named, seeded = await asyncio.gather(  # independent reads, at once
+        graph.resolve(user_id, query_names(query)), graph.named_in(user_id, list(seed_docs)[: settings.seeds])
+    )
     centres = list(dict.fromkeys([*named.values(), *(e for ids in seeded.values() for e in ids)]))[:20]
     if not centres or settings.neighbours == 0:
         return []

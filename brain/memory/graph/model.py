@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from brain.memory.facts import held_at
 
-__all__ = ["Entity", "Neighbourhood", "Relation", "entity_id", "name_key", "relation_name"]
+__all__ = ["Entity", "Neighbourhood", "Relation", "day", "entity_id", "name_key", "relation_name"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _ARTICLES = ("the ", "a ", "an ")
@@ -35,6 +35,11 @@ def entity_id(name: str) -> str:
     """The id of a new entity: a hash of its `name_key`, so two workers creating the same entity at once
     create one."""
     return hashlib.sha256(name_key(name).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def day(ts: float) -> str:
+    """A moment as its UTC day, "2024-03-01". Pure."""
+    return time.strftime("%Y-%m-%d", time.gmtime(ts))
 
 
 def relation_name(text: str) -> str:
@@ -107,7 +112,7 @@ class Neighbourhood(BaseModel):
                 f"{source.name if source else r.source} -{r.relation}-> {target.name if target else r.target}"
             )
             if r.valid_at is not None:
-                text += f" (since {time.strftime('%Y-%m-%d', time.gmtime(r.valid_at))})"
+                text += f" (since {day(r.valid_at)})"
             if not r.current:
                 text += " [retired]"
             out.append(text)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Literal
 
-from brain.memory.graph.model import Neighbourhood
+from brain.memory.graph.model import Neighbourhood, day
 
 __all__ = ["Format", "render"]
 
@@ -14,7 +13,7 @@ Format = Literal["mermaid", "dot", "json"]
 
 
 def _day(ts: float | None) -> str | None:
-    return None if ts is None else time.strftime("%Y-%m-%d", time.gmtime(ts))
+    return None if ts is None else day(ts)
 
 
 def _quote(text: str, quote: str) -> str:

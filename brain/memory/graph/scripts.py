@@ -9,6 +9,11 @@ __all__ = ["ENTITIES", "MENTION", "RELATE", "RESTORE", "RETIRE"]
 COMMON = """
 local base = string.sub(KEYS[1], 1, #KEYS[1] - 4)  -- KEYS[1] is '<base>:ent'
 local function key(part) return base .. ':' .. part end
+-- a relation's "source|relation|target", the key of `cur`
+local function statement(raw)
+  local r = cjson.decode(raw)
+  return r['source'] .. '|' .. r['relation'] .. '|' .. r['target']
+end
 """
 
 # ARGV: groups of 5 (name key, new id, JSON of a new entity, JSON list of alias keys, JSON list of aliases)
@@ -35,9 +40,7 @@ for i = 1, #ARGV, 5 do
     redis.call('HSET', KEYS[1], id, cjson.encode(entity))
   else
     id = ARGV[i + 1]
-    if redis.call('HSETNX', KEYS[1], id, ARGV[i + 2]) == 0 then
-      -- the same name key gave the same id: created meanwhile, nothing to add
-    end
+    redis.call('HSETNX', KEYS[1], id, ARGV[i + 2])  -- created meanwhile under the same id: kept
   end
   redis.call('HSETNX', key('names'), ARGV[i], id)
   for _, k in ipairs(keys) do redis.call('HSETNX', key('names'), k, id) end
@@ -88,10 +91,9 @@ RETIRE = (
 local raw = redis.call('HGET', key('rel'), ARGV[1])
 if not raw then return -1 end
 if redis.call('HEXISTS', key('rstate'), ARGV[1]) == 1 then return 0 end
-local r = cjson.decode(raw)
 local invalid = ARGV[3] ~= '' and ARGV[3] or ARGV[2]
 redis.call('HSET', key('rstate'), ARGV[1], ARGV[2] .. '|' .. invalid)
-local k = r['source'] .. '|' .. r['relation'] .. '|' .. r['target']
+local k = statement(raw)
 if redis.call('HGET', key('cur'), k) == ARGV[1] then redis.call('HDEL', key('cur'), k) end
 local entry = {'fact_id', ARGV[1], 'subject', 'relation'}
 for i = 4, #ARGV do entry[#entry + 1] = ARGV[i] end
@@ -107,8 +109,7 @@ RESTORE = (
 local raw = redis.call('HGET', key('rel'), ARGV[1])
 if not raw then return -1 end
 if redis.call('HEXISTS', key('rstate'), ARGV[1]) == 0 then return 0 end
-local r = cjson.decode(raw)
-local k = r['source'] .. '|' .. r['relation'] .. '|' .. r['target']
+local k = statement(raw)
 if redis.call('HEXISTS', key('cur'), k) == 1 then return -2 end
 redis.call('HDEL', key('rstate'), ARGV[1])
 redis.call('HSET', key('cur'), k, ARGV[1])

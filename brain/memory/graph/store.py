@@ -15,6 +15,7 @@ from redis.exceptions import RedisError
 
 from brain.errors import ConflictError, InputError, StoreError
 from brain.keys import facts_base, graph_base
+from brain.memory.facts import AuditEvent, audit_fields
 from brain.memory.graph.model import Entity, Neighbourhood, Relation, entity_id, name_key
 from brain.memory.graph.scripts import ENTITIES, MENTION, RELATE, RESTORE, RETIRE
 from brain.search.filters import text
@@ -82,7 +83,7 @@ class GraphStore:
         self, user_id: str | bytes, relation: Relation, *, actor: str = "", reason: str = "", label: str = ""
     ) -> tuple[Relation, bool]:
         """Store `relation` unless a current one says the same (then that one is returned, not new)."""
-        audit = _audit("ADD", actor, reason, relation.source_turns, new_text=label or relation.key)
+        audit = audit_fields("ADD", actor, reason, relation.source_turns, new_text=label or relation.key)
         args = [
             relation.id,
             relation.model_dump_json(),
@@ -112,17 +113,17 @@ class GraphStore:
     ) -> bool:
         """Retire a current relation (it stopped being true at `invalid_at`, default now); False when it
         was retired already."""
-        audit = _audit("DELETE", actor, reason, source, old_text=label)
+        audit = audit_fields("DELETE", actor, reason, source, old_text=label)
         args = [relation_id, repr(time.time()), repr(invalid_at) if invalid_at is not None else "", *audit]
         done = int(await self._call("retiring", self._retire(keys=self._keys(user_id), args=args)))
         if done < 0:
             raise InputError(f"there is no relation {relation_id!r}")
         return done == 1
 
-    async def rollback(self, user_id: str | bytes, event: Any, *, actor: str = "") -> None:
+    async def rollback(self, user_id: str | bytes, event: AuditEvent, *, actor: str = "") -> None:
         """Undo a relation event (an `AuditEvent` with subject "relation"): an ADD retires the relation,
         a DELETE restores it. Audited as a ROLLBACK."""
-        audit = _audit("ROLLBACK", actor, f"rollback of {event.id}", (), undoes=event.id)
+        audit = audit_fields("ROLLBACK", actor, f"rollback of {event.id}", (), undoes=event.id)
         if event.event == "ADD":
             args = [event.fact_id, repr(time.time()), "", *audit]
             await self._call("rolling back", self._retire(keys=self._keys(user_id), args=args))
@@ -213,16 +214,18 @@ class GraphStore:
         self, user_id: str | bytes, *, as_of: float | None = None, current_only: bool = True
     ) -> Neighbourhood:
         """The whole graph of a user (for pictures and exports)."""
-        raw = await self._call("reading the graph", self._client.hgetall(self._key(user_id, "rel")))
-        found = await self.relations(user_id, sorted(text(k) for k in raw))
+        pipe = self._client.pipeline(transaction=False)
+        pipe.hgetall(self._key(user_id, "rel"))
+        pipe.hgetall(self._key(user_id, "rstate"))
+        pipe.hkeys(self._key(user_id, "ent"))
+        raw, states, names = await self._call("reading the graph", pipe.execute())
+        found = sorted((_relation(v, states.get(k)) for k, v in raw.items()), key=lambda r: r.id)
         if as_of is not None:
             found = [r for r in found if r.true_at(as_of)]
         elif current_only:
             found = [r for r in found if r.current]
-        names = await self._call("reading the graph", self._client.hkeys(self._key(user_id, "ent")))
-        return Neighbourhood(
-            entities=await self.entities(user_id, [text(n) for n in names]), relations=tuple(found)
-        )
+        entities = await self.entities(user_id, [text(n) for n in names])
+        return Neighbourhood(entities=entities, relations=tuple(found))
 
     async def applied(self, user_id: str | bytes, batch: str) -> bool:
         """Whether a batch (by content hash) was applied to the graph before."""
@@ -234,17 +237,6 @@ class GraphStore:
         await self._call(
             "writing batches", self._client.hset(self._key(user_id, "batches"), batch, repr(time.time()))
         )
-
-
-def _audit(event: str, actor: str, reason: str, source: Sequence[str], **extra: str) -> list[str]:
-    fields = {
-        "event": event,
-        "actor": actor,
-        "reason": reason,
-        "source_turns": json.dumps(list(source)),
-        **extra,
-    }
-    return [part for key, value in fields.items() for part in (key, value)]
 
 
 def _entity(raw: bytes | str) -> Entity:
