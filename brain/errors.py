@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["BrainError", "ConfigError", "ConflictError", "InputError", "LLMError", "StoreError"]
+__all__ = [
+    "BrainError",
+    "ConfigError",
+    "ConflictError",
+    "InputError",
+    "LLMError",
+    "NotFoundError",
+    "StoreError",
+]
 
 
 class BrainError(Exception):
@@ -27,3 +35,7 @@ class InputError(BrainError, ValueError):
 
 class ConflictError(StoreError):
     """Another writer changed the conversation first (e.g. committed a summary); reload and retry."""
+
+
+class NotFoundError(InputError):
+    """The id names nothing in the caller's own memory (another tenant's ids are not found either)."""

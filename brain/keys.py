@@ -10,6 +10,8 @@ match a glob, or collide with another tenant's keys. Each namespace is one hash 
 - fact memory of a user (facts, their index, hashes, audit stream): `P:{f.U}:<part>`
 - block memory of a session (history FIFO, archive, block state, vectors): `P:{m.U.C}:<part>`
 - procedural memory of an agent (its stored procedures, searchable): `P:{proc.<enc(agent)>}:<part>`
+- API keys of the service (records by id, ids by secret digest): `P:{apikeys}:<part>`, and each key's
+  request counter per rate window: `P:{rate.<key id>}:<window>`
 
 An encoded id starts with `b` or `h` and never contains `.`, so the tags of different kinds, users and chats
 cannot meet, and `user_patterns` finds exactly one user's keys with a SCAN.
@@ -27,6 +29,7 @@ from brain.errors import InputError
 __all__ = [
     "ConversationKeys",
     "agent_scope",
+    "api_keys_base",
     "archival_base",
     "blocks_base",
     "conversation_keys",
@@ -37,6 +40,7 @@ __all__ = [
     "graph_base",
     "legacy_recall_base",
     "procedures_base",
+    "rate_key",
     "raw_id",
     "readable_id",
     "recall_base",
@@ -159,6 +163,19 @@ def procedures_base(prefix: str, agent: str | bytes) -> str:
 def fact_queue_key(prefix: str) -> str:
     """The stream of turns waiting for fact extraction (one per deployment, read by a consumer group)."""
     return f"{prefix}:{{queue}}:facts"
+
+
+def api_keys_base(prefix: str) -> str:
+    """Namespace of the service's API keys (one hash tag: a key and its digest change in one transaction).
+    Not a user's namespace: erasing a user's memory leaves their keys; revoke them on their own."""
+    return f"{prefix}:{{apikeys}}"
+
+
+def rate_key(prefix: str, key_id: str, window: int) -> str:
+    """The request counter of one API key in one rate window (a key id is hex: nothing to encode)."""
+    if not key_id.isalnum():
+        raise InputError(f"bad API key id {key_id!r}")
+    return f"{prefix}:{{rate.{key_id}}}:{window}"
 
 
 def archival_base(prefix: str, user_id: str | bytes) -> str:

@@ -17,7 +17,9 @@ __all__ = [
     "LogSettings",
     "MemorySettings",
     "RedisSettings",
+    "ServeSettings",
     "Settings",
+    "TelemetrySettings",
     "mask_url",
 ]
 
@@ -199,6 +201,31 @@ class LogSettings(BaseModel):
     file: Path | None = None
 
 
+class ServeSettings(BaseModel):
+    """`brain serve` (the HTTP API, its MCP endpoint and the inspector page) and `brain mcp` over stdio."""
+
+    model_config = _FROZEN
+
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65_535)
+    max_body_bytes: int = Field(4_194_304, ge=1_024)
+    rate_limit: int = Field(600, ge=0, description="requests per key per rate window; 0 = no limit")
+    rate_window_seconds: int = Field(60, ge=1, le=86_400)
+    mcp_user: str = Field("local", min_length=1, description="whose memory `brain mcp` serves over stdio")
+    mcp_agent: str | None = None
+    mcp_chat: str = Field("mcp", min_length=1, description="the chat `converse` talks in by default")
+
+
+class TelemetrySettings(BaseModel):
+    """OpenTelemetry traces and metrics (the `otel` extra). Off: no span or counter is ever made."""
+
+    model_config = _FROZEN
+
+    enabled: bool = False
+    exporter: Literal["none", "console", "otlp"] = "none"
+    service_name: str = Field("brain-assistant", min_length=1)
+
+
 def _default_home() -> Path:
     return Path.home() / ".local" / "share" / "brain"
 
@@ -214,6 +241,8 @@ class Settings(BaseModel):
     redis: RedisSettings = RedisSettings()
     memory: MemorySettings = MemorySettings()
     log: LogSettings = LogSettings()
+    serve: ServeSettings = ServeSettings()
+    telemetry: TelemetrySettings = TelemetrySettings()
 
     @field_validator("llms")
     @classmethod

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from actions.summarizer import Summarizer
 from actions.talk import Refit, TalkAction, render_talk
+from brain import telemetry
 from brain.errors import BrainError, ConfigError, InputError, StoreError
 from brain.keys import raw_id
 from brain.llm.protocol import ChatMessage, Completion, TextDelta
@@ -223,11 +224,18 @@ class Assistant(Role, ChatOperations):
             return
         turn = Turn(memory=memory, text=text)
         try:
-            async for piece in self._answer(turn):
-                turn.pieces.append(piece)
-                yield piece
-            await self._commit(turn)
-        except BaseException:
+            with telemetry.span("brain.turn", {"brain.memory.mode": self.mode}) as span:
+                async for piece in self._answer(turn):
+                    turn.pieces.append(piece)
+                    yield piece
+                await self._commit(turn)
+                if span is not None:
+                    span.set_attribute("brain.turn.llm_calls", turn.calls)
+                    span.set_attribute("gen_ai.usage.input_tokens", turn.usage.prompt_tokens)
+                    span.set_attribute("gen_ai.usage.output_tokens", turn.usage.completion_tokens)
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                telemetry.count_error("turn")
             memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
             raise
 

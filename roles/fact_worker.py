@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from actions.remember import RememberReport, remember
 from actions.remember_graph import remember_graph
 from actions.summarizer import Summarizer
+from brain import telemetry
 from brain.errors import BrainError, ConfigError, ConflictError
 from brain.llm.batching import cut
 from brain.llm.usage import SummaryStats
@@ -92,14 +93,18 @@ class FactWorker:
         ) -> tuple[int, int] | None:
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
                 try:
-                    return await self._apply(*chat, max(e.upto for e in group))
+                    with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
+                        return await self._apply(*chat, max(e.upto for e in group))
                 except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
+                    telemetry.count_error("facts.batch")
                     _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
                     return None
 
         results = await asyncio.gather(*(apply(chat, group) for chat, group in groups))
         applied = [(r, group) for r, (_, group) in zip(results, groups, strict=True) if r is not None]
         await queue.done([e.id for _, group in applied for e in group])
+        if telemetry.enabled():
+            telemetry.queue_depth(await queue.backlog())
         return WorkerReport(
             entries=len(entries),
             chats=len(due),

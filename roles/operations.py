@@ -3,6 +3,7 @@ import, forget. Part of `Assistant` (a mixin); each operation holds the chat's l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 
 from actions.summarizer import Summarizer
@@ -40,6 +41,9 @@ class ChatOperations:
     async def _written(self, memory: BrainMemory) -> None:
         raise NotImplementedError
 
+    async def _queue_facts(self, memory: BrainMemory) -> None:
+        raise NotImplementedError
+
     async def _rewritten(self, memory: BrainMemory, answer: Message) -> None:
         """Called under the chat's lock after the last answer was replaced by `answer`."""
 
@@ -69,6 +73,24 @@ class ChatOperations:
             await memory.dumps()
             await self._written(memory)
             await self._rewritten(memory, answer)
+
+    async def add_turns(self, user_id: str, chat_id: str, messages: Sequence[Message]) -> int:
+        """Store turns said elsewhere (a transcript, a note), answering nothing: they join the chat, its
+        recall memory, and the queue for fact extraction. Appends are idempotent by message id; returns how
+        many turns the chat has now. Every text is checked before anything is written."""
+        if not messages:
+            raise InputError("there are no messages to add")
+        for message in messages:
+            check_text(message.content, self.memory_settings.max_message_bytes)
+            if message.role not in {"user", "assistant"}:
+                raise InputError(f"a message's role is user or assistant, not {message.role!r}")
+        async with self._chat(user_id, chat_id) as memory:
+            for message in messages:
+                (memory.add_talk if message.role == "user" else memory.add_history)(message)
+            await memory.dumps()
+            await self._written(memory)
+            await self._queue_facts(memory)
+            return memory.turn_count
 
     async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
         text = check_text(text, self.memory_settings.max_message_bytes, "knowledge")

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import openai
 
+from brain import telemetry
 from brain.errors import LLMError
 from brain.llm.batching import cut
 from brain.llm.endpoint import FAILURES, as_llm_error, create_openai_client
@@ -136,6 +137,7 @@ class OpenAILLM:
                 content, calls, finish_reason, server_usage = parse_completion(data)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if mode == "off":
+                    telemetry.llm_call("chat", self.model, started, error=exc)
                     raise as_llm_error(self.model, exc, self._secrets) from exc
                 # Endpoints without structured output refuse the request (400 or 422): one step lower.
                 weaker = _STRICTNESS[_STRICTNESS.index(mode) + 1]
@@ -149,6 +151,7 @@ class OpenAILLM:
                 mode = weaker
                 continue
             except FAILURES as exc:
+                telemetry.llm_call("chat", self.model, started, error=exc)
                 raise as_llm_error(self.model, exc, self._secrets) from exc
             break
         if json_schema is not None and _STRICTNESS.index(mode) > _STRICTNESS.index(self._structured):
@@ -181,6 +184,7 @@ class OpenAILLM:
             finally:
                 await chunks.close()
         except FAILURES as exc:
+            telemetry.llm_call("chat", self.model, started, error=exc)
             raise as_llm_error(self.model, exc, self._secrets) from exc
         content, tool_calls = reader.content, reader.tool_calls
         usage = reader.usage or self._count(messages, content, tool_calls)
@@ -210,7 +214,10 @@ class OpenAILLM:
         try:
             reply = await self._client.post("/rerank", cast_to=object, body=body)
             scores = parse_rerank(reply, len(documents))
-        except FAILURES as exc:
+        except (*FAILURES, LLMError) as exc:
+            telemetry.llm_call("rerank", model, started, error=exc)
+            if isinstance(exc, LLMError):
+                raise
             raise as_llm_error(model, exc, self._secrets) from exc
         reported = reply.get("usage", {}) if isinstance(reply, dict) else {}
         tokens = reported.get("total_tokens") if isinstance(reported, dict) else None
@@ -223,6 +230,7 @@ class OpenAILLM:
         )
         latency = time.perf_counter() - started
         self._usage.record(CallRecord(kind="rerank", model=model, usage=usage, latency_s=latency))
+        telemetry.llm_call("rerank", model, started, usage)
         return scores
 
     async def _embed_all(self, model: str, texts: Sequence[str]) -> list[list[float]]:
@@ -244,6 +252,7 @@ class OpenAILLM:
             vectors = [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
             prompt_tokens = response.usage.prompt_tokens if response.usage is not None else None
         except FAILURES as exc:
+            telemetry.llm_call("embeddings", model, started, error=exc)
             raise as_llm_error(model, exc, self._secrets) from exc
         if len(vectors) != len(texts) or any(not v for v in vectors):
             raise LLMError(
@@ -257,6 +266,7 @@ class OpenAILLM:
         self._usage.record(
             CallRecord(kind="embed", model=model, usage=usage, latency_s=time.perf_counter() - started)
         )
+        telemetry.llm_call("embeddings", model, started, usage)
         return vectors
 
     def _count(
@@ -279,6 +289,7 @@ class OpenAILLM:
     ) -> Completion:
         latency = time.perf_counter() - started
         self._usage.record(CallRecord(kind=kind, model=self.model, usage=usage, latency_s=latency))
+        telemetry.llm_call("chat", self.model, started, usage)
         if not calls and not (content and content.strip()):
             raise LLMError(f"{self.model}: empty reply (finish_reason={finish_reason})")
         for call in calls:

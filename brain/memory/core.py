@@ -15,6 +15,7 @@ from redis.exceptions import RedisError, ResponseError
 from brain.errors import InputError, StoreError
 from brain.keys import core_key
 from brain.store.connection import RedisClient
+from brain.telemetry import TracedScript
 
 __all__ = ["Block", "BlockLimitError", "CoreMemory", "render_blocks"]
 
@@ -90,7 +91,7 @@ class CoreMemory:
     def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
         self._client = client
         self.prefix = prefix
-        self._edit = client.register_script(_EDIT)
+        self._edit = TracedScript(client.register_script(_EDIT), "core.edit")
 
     def key(self, scope: str | bytes) -> str:
         return core_key(self.prefix, scope)

@@ -24,6 +24,7 @@ from brain.llm.protocol import Embed, embed_one
 from brain.memory.fact_scripts import ADD, RESTORE, RETIRE
 from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
+from brain.telemetry import TracedScript
 
 __all__ = ["AuditEvent", "Fact", "FactStore", "audit_fields", "fact_hash", "held_at"]
 
@@ -115,9 +116,9 @@ class FactStore:
         self._client = client
         self.prefix = prefix
         self.embed = embed
-        self._add = client.register_script(ADD)
-        self._retire = client.register_script(RETIRE)
-        self._restore = client.register_script(RESTORE)
+        self._add = TracedScript(client.register_script(ADD), "facts.add")
+        self._retire = TracedScript(client.register_script(RETIRE), "facts.retire")
+        self._restore = TracedScript(client.register_script(RESTORE), "facts.restore")
         self._scripts = scripts or IndexScripts(client)
 
     def _key(self, user_id: str | bytes, part: str) -> str:

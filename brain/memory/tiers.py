@@ -4,13 +4,14 @@ searchable). Namespaces come from `brain.keys`, so one tenant's index is never a
 
 from __future__ import annotations
 
+from brain.errors import NotFoundError
 from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.llm.protocol import Embed, embed_one
 from brain.llm.rerank import Rerank
 from brain.memory.blocks.store import BlockScripts, BlockSession
 from brain.memory.core import CoreMemory
 from brain.memory.fact_queue import FactQueue
-from brain.memory.facts import FactStore
+from brain.memory.facts import AuditEvent, FactStore
 from brain.memory.graph import GraphStore
 from brain.memory.procedures import ProcedureStore
 from brain.search.index import IndexScripts, SearchIndex
@@ -90,3 +91,15 @@ class Tiers:
     async def vector(self, text: str) -> list[float] | None:
         """The embedding of `text`, or None without an embedding model (or for blank text)."""
         return await embed_one(self.embed, text)
+
+    async def rollback(self, user_id: str | bytes, event_id: str, *, actor: str = "") -> AuditEvent:
+        """Undo one audited change of fact or graph memory (itself audited); the event undone.
+        `NotFoundError` when the user has no such event."""
+        event = next((e for e in await self.facts.history(user_id) if e.id == event_id), None)
+        if event is None:
+            raise NotFoundError(f"there is no memory event {event_id!r}")
+        if event.subject == "relation":
+            await self.graph.rollback(user_id, event, actor=actor)
+        else:
+            await self.facts.rollback(user_id, event_id, actor=actor)
+        return event

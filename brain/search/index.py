@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from brain import telemetry
 from brain.errors import InputError
 from brain.llm.rerank import Rerank
 from brain.search.analysis import fuse, searchable, term_counts
@@ -215,9 +216,12 @@ class SearchIndex(IndexStore):
         listing by date)."""
         if vector is None and not searchable(text):
             return []
-        hits, _ = await self.search(
-            text, tags=tags, limit=limit, vector=vector, ids_only=ids_only, linked=linked
-        )
+        with telemetry.span(
+            "brain.search", {"brain.search.limit": limit, "brain.search.vector": vector is not None}
+        ):
+            hits, _ = await self.search(
+                text, tags=tags, limit=limit, vector=vector, ids_only=ids_only, linked=linked
+            )
         return hits
 
     async def _by_date(

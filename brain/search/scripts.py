@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from brain.search.vectors import VectorCache
 from brain.store.connection import RedisClient
+from brain.telemetry import TracedScript
 
 __all__ = ["ADD", "DELETE", "SEARCH", "IndexScripts"]
 
@@ -129,7 +130,7 @@ class IndexScripts:
     and share between indexes."""
 
     def __init__(self, client: RedisClient, *, vector_cache: VectorCache | None = None) -> None:
-        self.add = client.register_script(ADD)
-        self.delete = client.register_script(DELETE)
-        self.search = client.register_script(SEARCH)
+        self.add = TracedScript(client.register_script(ADD), "index.add")
+        self.delete = TracedScript(client.register_script(DELETE), "index.delete")
+        self.search = TracedScript(client.register_script(SEARCH), "index.search")
         self.vectors = vector_cache or VectorCache()

@@ -116,7 +116,9 @@ class IndexStore:
         async def run() -> list[int]:
             pipe = self._client.pipeline(transaction=False)
             for args in arguments:
-                await self._add(keys=[self._key("docs")], args=args, client=pipe)  # type: ignore[arg-type]  # redis-py runs scripts in pipelines
+                await self._add(
+                    keys=[self._key("docs")], args=args, client=pipe
+                )  # redis-py runs scripts in pipelines
             return list(await pipe.execute())
 
         results = await self._current("indexing", run)  # after a rebuild, ids make indexing again idempotent

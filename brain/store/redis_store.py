@@ -21,6 +21,7 @@ from brain.message import SCHEMA_VERSION, Message
 from brain.store.connection import RedisClient
 from brain.store.protocol import Conversation, ConversationMeta, StoredState, Turn, WriteBatch, WriteResult
 from brain.store.scripts import COMMIT_SUMMARY, HIDE, LOAD, SET_TITLE, WRITE
+from brain.telemetry import TracedScript
 
 __all__ = ["RedisMemoryStore"]
 
@@ -59,11 +60,11 @@ class RedisMemoryStore:
         self.prefix = prefix
         self.ttl = ttl_seconds or 0
         self.max_message_bytes = max_message_bytes
-        self._load = client.register_script(LOAD)
-        self._write = client.register_script(WRITE)
-        self._commit = client.register_script(COMMIT_SUMMARY)
-        self._title = client.register_script(SET_TITLE)
-        self._hide = client.register_script(HIDE)
+        self._load = TracedScript(client.register_script(LOAD), "chat.load")
+        self._write = TracedScript(client.register_script(WRITE), "chat.write")
+        self._commit = TracedScript(client.register_script(COMMIT_SUMMARY), "chat.commit_summary")
+        self._title = TracedScript(client.register_script(SET_TITLE), "chat.set_title")
+        self._hide = TracedScript(client.register_script(HIDE), "chat.hide")
 
     def keys(self, conv: Conversation) -> ConversationKeys:
         return conversation_keys(self.prefix, conv.user_id, conv.chat_id)

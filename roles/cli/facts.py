@@ -82,13 +82,9 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
                 what = "relation " if e.subject == "relation" else ""
                 print(f"{e.id}  {_date(e.at)}  {e.event:<8} {what}{e.fact_id}  {change}{by}{why}")
         else:
-            event = next((e for e in await facts.history(args.user) if e.id == args.event), None)
-            if event is not None and event.subject == "relation":
-                await runtime.tiers.graph.rollback(args.user, event, actor="cli")
-                print(f"rolled back {args.event} (a relation, audited)")
-            else:
-                undone = await facts.rollback(args.user, args.event, actor="cli")
-                print(f"rolled back {args.event} ({len(undone)} change(s), audited)")
+            event = await runtime.tiers.rollback(args.user, args.event, actor="cli")
+            what = "a relation" if event.subject == "relation" else "a fact"
+            print(f"rolled back {args.event} ({what}, audited)")
     return 0
 
 

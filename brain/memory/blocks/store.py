@@ -22,6 +22,7 @@ from brain.errors import StoreError
 from brain.keys import blocks_base
 from brain.llm.protocol import ChatMessage
 from brain.store.connection import RedisClient
+from brain.telemetry import TracedScript
 
 __all__ = ["BlockScripts", "BlockSession", "Record"]
 
@@ -85,10 +86,10 @@ class BlockScripts:
     """The Lua scripts, registered once per client."""
 
     def __init__(self, client: RedisClient) -> None:
-        self.flush = client.register_script(_FLUSH)
-        self.claim = client.register_script(_CLAIM)
-        self.drop_tail = client.register_script(_DROP_TAIL)
-        self.replace_answer = client.register_script(_REPLACE_ANSWER)
+        self.flush = TracedScript(client.register_script(_FLUSH), "blocks.flush")
+        self.claim = TracedScript(client.register_script(_CLAIM), "blocks.claim")
+        self.drop_tail = TracedScript(client.register_script(_DROP_TAIL), "blocks.drop_tail")
+        self.replace_answer = TracedScript(client.register_script(_REPLACE_ANSWER), "blocks.replace_answer")
 
 
 class BlockSession:

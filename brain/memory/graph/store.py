@@ -20,6 +20,7 @@ from brain.memory.graph.model import Entity, Neighbourhood, Relation, entity_id,
 from brain.memory.graph.scripts import ENTITIES, MENTION, RELATE, RESTORE, RETIRE
 from brain.search.filters import text
 from brain.store.connection import RedisClient
+from brain.telemetry import TracedScript
 
 __all__ = ["GraphStore", "NewEntity"]
 
@@ -33,11 +34,11 @@ class GraphStore:
     def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
         self._client = client
         self.prefix = prefix
-        self._entities = client.register_script(ENTITIES)
-        self._mention = client.register_script(MENTION)
-        self._relate = client.register_script(RELATE)
-        self._retire = client.register_script(RETIRE)
-        self._restore = client.register_script(RESTORE)
+        self._entities = TracedScript(client.register_script(ENTITIES), "graph.entities")
+        self._mention = TracedScript(client.register_script(MENTION), "graph.mention")
+        self._relate = TracedScript(client.register_script(RELATE), "graph.relate")
+        self._retire = TracedScript(client.register_script(RETIRE), "graph.retire")
+        self._restore = TracedScript(client.register_script(RESTORE), "graph.restore")
 
     def _key(self, user_id: str | bytes, part: str) -> str:
         return f"{graph_base(self.prefix, user_id)}:{part}"

@@ -1,0 +1,258 @@
+"""`MemoryService`: what the HTTP API, the MCP server and the inspector page do to one tenant's memory.
+
+Every method takes the caller's `Scope` first. The scope comes from the authenticated API key (or the
+configuration of a stdio MCP server), never from a request's arguments, so no argument can name another
+tenant: ids in requests (facts, events, chats) are looked up inside the scope's own namespaces only.
+A scope with an agent sees the user's facts that no agent or that agent added.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.errors import InputError, NotFoundError
+from brain.keys import user_scope
+from brain.memory.core import Block
+from brain.memory.erasure import ErasureReport
+from brain.memory.facts import AuditEvent, Fact
+from brain.memory.graph import render
+from brain.memory.tiers import Tiers
+from brain.memory.transfer import ConversationExport
+from brain.message import Message, check_text
+from brain.search.analysis import searchable
+from brain.store.protocol import Conversation
+from roles.assistant import Assistant
+
+__all__ = ["AddResult", "ChatInfo", "ChatView", "MemoryService", "NewMessage", "Scope", "TurnView"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Scope(BaseModel):
+    """Whose memory a caller reaches, and who it is (for the audit trail)."""
+
+    model_config = _FROZEN
+
+    user: str = Field(min_length=1)
+    agent: str | None = None
+    actor: str = "service"
+
+    def sees(self, fact: Fact) -> bool:
+        return self.agent is None or fact.agent_id in (None, self.agent)
+
+
+class NewMessage(BaseModel):
+    """One message of a conversation given to `add`."""
+
+    model_config = _FROZEN
+
+    role: Literal["user", "assistant"] = "user"
+    content: str = Field(min_length=1)
+
+
+class AddResult(BaseModel):
+    model_config = _FROZEN
+
+    chat_id: str | None = None
+    turns: int = 0  # turns the chat holds after the add
+    queued: bool = False  # handed to the fact workers: facts appear in the background
+    fact: Fact | None = None  # infer=False: the fact stored as given
+
+
+class ChatInfo(BaseModel):
+    model_config = _FROZEN
+
+    id: str
+    title: str
+    summary: str
+    turns: int
+    calls: int
+    tokens: int
+
+
+class TurnView(BaseModel):
+    model_config = _FROZEN
+
+    seq: int
+    role: str
+    speaker: str
+    content: str
+    at: str
+    hidden: bool
+
+
+class ChatView(BaseModel):
+    model_config = _FROZEN
+
+    chat: ChatInfo
+    summary_upto: int
+    turns: tuple[TurnView, ...]
+
+
+class MemoryService:
+    """One assistant's memory, served per tenant. Holds nothing per call; safe for any number at once."""
+
+    def __init__(self, assistant: Assistant) -> None:
+        self.assistant = assistant
+        self.runtime = assistant.runtime
+
+    @property
+    def tiers(self) -> Tiers:
+        if self.runtime.tiers is None:
+            raise InputError("memory beyond chats needs Redis")
+        return self.runtime.tiers
+
+    # ------------------------------------------------------------------ facts
+
+    async def add(
+        self,
+        scope: Scope,
+        *,
+        text: str | None = None,
+        messages: Sequence[NewMessage] = (),
+        chat_id: str = "memories",
+        infer: bool = True,
+    ) -> AddResult:
+        """Add a memory: `text` or a conversation (`messages`). With `infer`, they are stored as turns of
+        `chat_id` and the fact workers extract facts in the background; without, `text` is one fact."""
+        if (text is None) == (not messages):
+            raise InputError("give either text or messages")
+        limit = self.runtime.settings.memory.max_message_bytes
+        if not infer:
+            if text is None:
+                raise InputError("infer=false stores text as one fact; give text, not messages")
+            fact = Fact(text=check_text(text, min(limit, 4_000), "memory").strip(), agent_id=scope.agent)
+            stored, _ = await self.tiers.facts.add(scope.user, fact, actor=scope.actor, reason="added")
+            return AddResult(fact=stored)
+        given = [NewMessage(content=text)] if text is not None else list(messages)
+        turns = [Message(role=m.role, content=m.content, sent_from=m.role) for m in given]
+        count = await self.assistant.add_turns(scope.user, chat_id, turns)
+        return AddResult(chat_id=chat_id, turns=count, queued=self.runtime.settings.memory.facts.enabled)
+
+    async def search(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        limit: int = 10,
+        as_of: float | None = None,
+        category: str | None = None,
+    ) -> list[Fact]:
+        """Facts matching `query` (hybrid search), current or true `as_of`; best first."""
+        check_text(query, 4_000, "query")
+        if not searchable(query):
+            raise InputError(f"nothing to search for in {query!r}: only stop words or punctuation")
+        found = await self.tiers.facts.search(
+            scope.user, query, limit=limit * 2 if scope.agent else limit, as_of=as_of, category=category
+        )
+        return [f for f in found if scope.sees(f)][:limit]
+
+    async def list_memories(
+        self, scope: Scope, *, as_of: float | None = None, include_retired: bool = False
+    ) -> list[Fact]:
+        """Facts, oldest first: current ones, those true `as_of`, or every one with `include_retired`."""
+        facts = await self.tiers.facts.all(scope.user, current_only=not include_retired and as_of is None)
+        return [f for f in facts if scope.sees(f) and (as_of is None or f.true_at(as_of))]
+
+    async def get(self, scope: Scope, fact_id: str) -> Fact:
+        fact = await self.tiers.facts.get(scope.user, fact_id)
+        if fact is None or not scope.sees(fact):
+            raise NotFoundError(f"there is no memory {fact_id!r}")
+        return fact
+
+    async def history(self, scope: Scope, fact_id: str | None = None) -> list[AuditEvent]:
+        """The audit trail, oldest first: of one memory, or everything (facts and graph relations)."""
+        if fact_id is not None:
+            await self.get(scope, fact_id)
+        return await self.tiers.facts.history(scope.user, fact_id)
+
+    async def delete(self, scope: Scope, fact_id: str, reason: str = "") -> Fact:
+        """Retire a memory (kept for history and "as of" questions); the retired fact."""
+        await self.get(scope, fact_id)
+        await self.tiers.facts.retire(scope.user, fact_id, actor=scope.actor, reason=reason or "deleted")
+        return await self.get(scope, fact_id)
+
+    async def rollback(self, scope: Scope, event_id: str) -> AuditEvent:
+        """Undo one audited change (fact or relation); the event undone."""
+        return await self.tiers.rollback(scope.user, event_id, actor=scope.actor)
+
+    # ------------------------------------------------------------------ chats
+
+    async def chats(self, scope: Scope) -> list[ChatInfo]:
+        """The user's chats, by id."""
+        ids = await self.runtime.store.list_chats(scope.user)
+        found = [await self._info(scope, c) for c in ids if isinstance(c, str)]
+        return sorted(found, key=lambda c: c.id)
+
+    async def _info(self, scope: Scope, chat_id: str) -> ChatInfo:
+        state = await self.runtime.store.load(
+            Conversation(scope.user, chat_id), window_turns=0, knowledge_items=0
+        )
+        if not state.exists:
+            raise NotFoundError(f"there is no chat {chat_id!r}")
+        meta = state.meta
+        return ChatInfo(
+            id=chat_id,
+            title=meta.title,
+            summary=meta.summary,
+            turns=meta.turn_count,
+            calls=meta.calls,
+            tokens=meta.usage.prompt_tokens + meta.usage.completion_tokens,
+        )
+
+    async def chat(self, scope: Scope, chat_id: str, *, last: int = 100) -> ChatView:
+        """A chat's title, summary and newest `last` turns (taken-back ones flagged)."""
+        info = await self._info(scope, chat_id)
+        state = await self.runtime.store.load(
+            Conversation(scope.user, chat_id), window_turns=0, knowledge_items=0
+        )
+        start = max(1, info.turns - last + 1)
+        turns = await self.runtime.store.read_turns(Conversation(scope.user, chat_id), start, last)
+        views = tuple(
+            TurnView(
+                seq=t.seq,
+                role=t.message.role,
+                speaker=t.message.sent_from or t.message.role,
+                content=t.message.content,
+                at=t.message.created_at.isoformat(timespec="seconds"),
+                hidden=t.hidden,
+            )
+            for t in turns
+        )
+        return ChatView(chat=info, summary_upto=state.meta.summary_upto, turns=views)
+
+    def converse(self, scope: Scope, chat_id: str, text: str) -> AsyncIterator[str]:
+        """One turn with the assistant in the user's `chat_id`, streamed."""
+        return self.assistant.chat_stream(scope.user, chat_id, text)
+
+    async def export_chat(self, scope: Scope, chat_id: str) -> ConversationExport:
+        await self._info(scope, chat_id)
+        return await self.assistant.export_chat(scope.user, chat_id)
+
+    async def import_chat(self, scope: Scope, chat_id: str, export: ConversationExport) -> ChatInfo:
+        """Load an export into the user's empty `chat_id` (whoever the export came from)."""
+        await self.assistant.import_chat(scope.user, chat_id, export)
+        return await self._info(scope, chat_id)
+
+    async def erase_chat(self, scope: Scope, chat_id: str) -> ErasureReport:
+        return await self.assistant.forget(scope.user, chat_id)
+
+    async def erase_user(self, scope: Scope) -> ErasureReport:
+        """Everything of the user, in every tier (their API keys stay until revoked)."""
+        return await self.assistant.forget_user(scope.user)
+
+    # ------------------------------------------------------------------ the rest of memory
+
+    async def core_blocks(self, scope: Scope) -> list[Block]:
+        """The user's own core memory blocks (tiered mode)."""
+        return await self.tiers.core.list(user_scope(scope.user))
+
+    async def graph(self, scope: Scope, *, as_of: float | None = None) -> dict[str, Any]:
+        """The user's graph (entities, relations with their validity), as JSON data."""
+        whole = await self.tiers.graph.everything(scope.user, as_of=as_of, current_only=False)
+        data: dict[str, Any] = json.loads(render(whole, "json"))
+        return data
