@@ -61,10 +61,8 @@ def enable(tracer_provider: Any = None, meter_provider: Any = None) -> None:
         from opentelemetry import metrics, trace
     except ImportError as exc:  # pragma: no cover - the otel extra is missing
         raise ConfigError("telemetry needs OpenTelemetry: pip install 'brain-assistant[otel]'") from exc
-    from brain import __version__
-
-    tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("brain", __version__)
-    meter = (meter_provider or metrics.get_meter_provider()).get_meter("brain", __version__)
+    tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("brain-assistant")
+    meter = (meter_provider or metrics.get_meter_provider()).get_meter("brain-assistant")
     instruments = _Instruments(
         tracer=tracer,
         calls=meter.create_counter("brain.llm.calls", description="LLM calls made"),

@@ -9,7 +9,8 @@ A scope with an agent sees the user's facts that no agent or that agent added.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,9 +28,29 @@ from brain.search.analysis import searchable
 from brain.store.protocol import Conversation
 from roles.assistant import Assistant
 
-__all__ = ["AddResult", "ChatInfo", "ChatView", "MemoryService", "NewMessage", "Scope", "TurnView"]
+__all__ = [
+    "AddResult",
+    "ChatInfo",
+    "ChatView",
+    "MemoryService",
+    "NewMessage",
+    "Scope",
+    "TurnView",
+    "as_of_time",
+]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+def as_of_time(text: str) -> float:
+    """An "as of" date or time (ISO; a whole day means its end, UTC unless it says). Pure."""
+    try:
+        parsed = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise InputError(f"as of {text!r}: write an ISO date like 2026-05-01") from None
+    if len(text) <= 10:  # a whole day: as of its end
+        parsed = parsed.replace(hour=23, minute=59, second=59)
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 class Scope(BaseModel):
@@ -225,9 +246,10 @@ class MemoryService:
         )
         return ChatView(chat=info, summary_upto=state.meta.summary_upto, turns=views)
 
-    def converse(self, scope: Scope, chat_id: str, text: str) -> AsyncIterator[str]:
+    async def converse(self, scope: Scope, chat_id: str, text: str) -> AsyncGenerator[str, None]:
         """One turn with the assistant in the user's `chat_id`, streamed."""
-        return self.assistant.chat_stream(scope.user, chat_id, text)
+        async for piece in self.assistant.chat_stream(scope.user, chat_id, text):
+            yield piece
 
     async def export_chat(self, scope: Scope, chat_id: str) -> ConversationExport:
         await self._info(scope, chat_id)

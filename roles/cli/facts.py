@@ -14,8 +14,9 @@ from brain.runtime import open_runtime
 from brain.search.analysis import searchable
 from brain.settings import Settings
 from roles.fact_worker import FactWorker
+from roles.service import as_of_time as when
 
-__all__ = ["add_fact_commands", "fact_command", "when", "worker_command"]
+__all__ = ["add_fact_commands", "fact_command", "worker_command"]
 
 
 def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -34,17 +35,6 @@ def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argpa
     )
     rollback.add_argument("event", help="the event id, from brain memory history")
     rollback.add_argument("--user", required=True)
-
-
-def when(text: str) -> float:
-    """An `--as-of` date or time; a whole day means its end."""
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"--as-of {text!r}: write an ISO date like 2026-05-01") from None
-    if len(text) <= 10:  # a whole day: as of its end
-        parsed = parsed.replace(hour=23, minute=59, second=59)
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
 def _date(ts: float | None) -> str:

@@ -14,7 +14,7 @@ from brain.memory.graph import Format, Neighbourhood, render
 from brain.memory.tiers import Tiers
 from brain.runtime import open_runtime
 from brain.settings import Settings
-from roles.cli.facts import when
+from roles.service import as_of_time as when
 
 __all__ = ["add_graph_command", "graph_command", "graph_text"]
 

@@ -23,6 +23,7 @@ from roles.cli.facts import add_fact_commands, fact_command, worker_command
 from roles.cli.graph import add_graph_command, graph_command
 from roles.cli.memory import agent_command, memory_command
 from roles.cli.repl import run_repl
+from roles.cli.serve import add_service_commands, keys_command, mcp_command, serve_command
 from roles.cli.session import ChatSession
 from roles.deploy import load_deployment, run_deployment
 
@@ -94,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     add_graph_command(memory_commands, common)
     worker = commands.add_parser("worker", help="apply queued turns to fact memory", parents=[common])
     worker.add_argument("--once", action="store_true", help="apply what is queued now, then exit")
+    add_service_commands(commands, common)
     run = commands.add_parser("run", help="run a YAML deployment", parents=[common])
     run.add_argument("deployment", help="deployment YAML, e.g. config/writer-reviewer.yaml")
     run.add_argument("--dry-run", action="store_true", help="validate and print the plan only")
@@ -156,9 +158,15 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return asyncio.run(memory_command(settings, args))
     if args.command == "agent":
         return asyncio.run(agent_command(settings, args))
+    if args.command == "keys":
+        return asyncio.run(keys_command(settings, args))
     if not settings.llm.configured:
         print(NO_LLM_MESSAGE, file=sys.stderr)
         return 2
+    if args.command == "serve":
+        return asyncio.run(serve_command(settings, args.host, args.port))
+    if args.command == "mcp":
+        return asyncio.run(mcp_command(settings, args.user, args.agent))
     return _chat(settings, args.user, args.chat)
 
 

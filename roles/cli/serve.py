@@ -1,0 +1,106 @@
+"""`brain serve`, `brain mcp` and `brain keys`: memory as a service, and the keys that reach it."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from datetime import UTC, datetime
+
+from brain import telemetry
+from brain.runtime import open_runtime
+from brain.settings import Settings
+from brain.store.api_keys import ApiKeyStore
+from roles.assistant import Assistant
+from roles.mcp_server import build_mcp
+from roles.service import MemoryService, Scope
+
+__all__ = ["add_service_commands", "keys_command", "mcp_command", "serve_command"]
+
+
+def add_service_commands(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    serve = commands.add_parser(
+        "serve", help="serve the HTTP API, MCP at /mcp and the inspector at /ui", parents=[common]
+    )
+    serve.add_argument("--host", help="address to listen on (default: serve.host)")
+    serve.add_argument("--port", type=int, help="port (default: serve.port; 0 = any free port)")
+    mcp = commands.add_parser(
+        "mcp", help="an MCP server over stdio, for editors and desktop apps", parents=[common]
+    )
+    mcp.add_argument("--user", help="whose memory it serves (default: serve.mcp_user)")
+    mcp.add_argument("--agent", help="the agent it serves as (default: serve.mcp_agent)")
+    keys = commands.add_parser("keys", help="create, list or revoke API keys", parents=[common])
+    actions = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="a new key for one user (shown once)", parents=[common])
+    create.add_argument("--user", required=True, help="the user whose memory the key reaches")
+    create.add_argument("--agent", help="the agent the key acts as (it sees the user's other facts too)")
+    create.add_argument("--name", default="", help="a note to recognise the key by")
+    listing = actions.add_parser("list", help="keys (never their secrets)", parents=[common])
+    listing.add_argument("--user", help="only this user's keys")
+    revoke = actions.add_parser("revoke", help="revoke a key at once, on every server", parents=[common])
+    revoke.add_argument("id", help="the key's id, from brain keys list")
+
+
+def _date(ts: float | None) -> str:
+    return "-" if ts is None else datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+
+
+async def keys_command(settings: Settings, args: argparse.Namespace) -> int:
+    async with open_runtime(settings) as runtime:
+        assert runtime.tiers is not None
+        keys = ApiKeyStore(runtime.tiers.client, prefix=settings.redis.key_prefix)
+        if args.keys_command == "create":
+            key, secret = await keys.create(args.user, agent=args.agent, name=args.name)
+            print(secret)
+            agent = f" as agent {key.agent!r}" if key.agent else ""
+            print(f"key {key.id} for user {key.user!r}{agent}: shown once, keep it secret", file=sys.stderr)
+        elif args.keys_command == "list":
+            found = await keys.list(args.user)
+            for key in found:
+                state = "active" if key.active else f"revoked {_date(key.revoked_at)}"
+                agent = f" agent={key.agent}" if key.agent else ""
+                note = f" ({key.name})" if key.name else ""
+                print(f"{key.id}  user={key.user}{agent}  created {_date(key.created_at)}  {state}{note}")
+            print(f"{len(found)} key(s)", file=sys.stderr)
+        else:
+            key = await keys.revoke(args.id)
+            print(f"revoked {key.id} (user {key.user!r}) on {_date(key.revoked_at)}")
+    return 0
+
+
+async def serve_command(settings: Settings, host: str | None, port: int | None) -> int:
+    import uvicorn
+
+    from roles.http import create_app
+
+    telemetry.configure(settings.telemetry)
+    host = host or settings.serve.host
+    port = settings.serve.port if port is None else port
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    url = f"http://{shown}:{sock.getsockname()[1]}"
+    app = create_app(settings)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10)
+    server = uvicorn.Server(config)
+    print(
+        f"brain serve: {url} (API {url}/v1, docs {url}/docs, MCP {url}/mcp, inspector {url}/ui)", flush=True
+    )
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        sock.close()
+    return 0
+
+
+async def mcp_command(settings: Settings, user: str | None, agent: str | None) -> int:
+    """An MCP server over stdio for one tenant: the configured user (and agent)."""
+    telemetry.configure(settings.telemetry)
+    scope = Scope(user=user or settings.serve.mcp_user, agent=agent or settings.serve.mcp_agent, actor="mcp")
+    async with Assistant.from_settings(settings) as assistant:
+        server = build_mcp(MemoryService(assistant), lambda: scope, default_chat=settings.serve.mcp_chat)
+        await server.run_stdio_async()
+    return 0

@@ -1,0 +1,131 @@
+"""`brain serve`: the HTTP API (FastAPI), its MCP endpoint (`/mcp`) and the memory inspector (`/ui`).
+
+Every `/v1` route is scoped by the request's API key (`guard.authenticate`); routes live in `routes.py`.
+Several servers may run on one Redis: they share nothing but Redis (keys, rate counts, memory, locks by
+chat are per process, and a chat's turns are idempotent appends), and MCP runs stateless, so any server
+answers any request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from importlib.resources import files
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from redis.exceptions import RedisError
+from starlette.routing import Route
+
+from brain import __version__
+from brain.errors import BrainError, ConflictError, InputError, LLMError, NotFoundError, StoreError
+from brain.settings import Settings
+from brain.store.api_keys import ApiKeyStore
+from roles.assistant import Assistant
+from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
+from roles.http.routes import router
+from roles.mcp_server import build_mcp
+from roles.service import MemoryService, Scope
+
+__all__ = ["create_app"]
+
+_STATUS: tuple[tuple[type[BrainError], int], ...] = (
+    (NotFoundError, 404),
+    (InputError, 400),
+    (ConflictError, 409),
+    (StoreError, 503),
+    (LLMError, 502),
+)
+
+
+def status_of(exc: BrainError) -> int:
+    return next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
+
+
+def _mcp_scope() -> Scope:
+    scope = CURRENT_SCOPE.get()
+    if scope is None:  # only reachable if the MCP app were served without its guard
+        raise InputError("no API key scope for this request")
+    return scope
+
+
+def create_app(
+    settings: Settings,
+    open_assistant: Callable[[], AbstractAsyncContextManager[Assistant]] | None = None,
+) -> FastAPI:
+    """The ASGI app. `open_assistant` gives the assistant to serve (default: one owning its own Redis
+    connection and LLM clients, built from `settings`, with its in-process fact worker)."""
+    opener = open_assistant or (lambda: Assistant.from_settings(settings))
+    holder: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with opener() as assistant:
+            service = MemoryService(assistant)
+            keys = ApiKeyStore(service.tiers.client, prefix=settings.redis.key_prefix)
+            mcp = build_mcp(service, _mcp_scope, default_chat=settings.serve.mcp_chat)
+            mcp.streamable_http_app(
+                streamable_http_path="/mcp", stateless_http=True, json_response=True, host=settings.serve.host
+            )
+            holder["mcp"] = mcp_guard(_asgi(mcp), keys, settings.serve)
+            app.state.service, app.state.keys, app.state.serve = service, keys, settings.serve
+            async with mcp.session_manager.run():
+                yield
+
+    app = FastAPI(
+        title="brain-assistant",
+        version=__version__,
+        summary="Memory for LLM assistants, per tenant: chat, facts over time, history, export, erasure.",
+        lifespan=lifespan,
+    )
+
+    app.router.routes.append(Route("/mcp", endpoint=_Late(holder), methods=["GET", "POST", "DELETE"]))
+    app.include_router(router)
+
+    @app.exception_handler(Refusal)
+    async def refused(_: Request, exc: Refusal) -> JSONResponse:
+        return JSONResponse({"detail": exc.message}, status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(BrainError)
+    async def failed(_: Request, exc: BrainError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=status_of(exc))
+
+    @app.get("/healthz", tags=["health"])
+    async def health() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/readyz", tags=["health"])
+    async def ready(request: Request) -> JSONResponse:
+        """Redis answers: this server can serve."""
+        try:
+            await request.app.state.service.tiers.client.ping()
+        except (RedisError, OSError, BrainError) as exc:
+            return JSONResponse({"status": "unavailable", "detail": type(exc).__name__}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    @app.get("/ui", response_class=HTMLResponse, include_in_schema=False)
+    async def inspector() -> HTMLResponse:
+        page = files("roles.http").joinpath("inspector.html").read_text(encoding="utf-8")
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+    app.add_middleware(BodyLimit, limit=settings.serve.max_body_bytes)
+    return app
+
+
+class _Late:
+    """The MCP endpoint, built when the app starts (it needs the running assistant)."""
+
+    def __init__(self, holder: dict[str, Any]) -> None:
+        self.holder = holder
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.holder["mcp"](scope, receive, send)
+
+
+def _asgi(mcp: Any) -> Any:
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+
+    return StreamableHTTPASGIApp(mcp.session_manager)

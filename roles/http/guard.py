@@ -1,0 +1,143 @@
+"""What stands in front of every request: the body size limit, the API key and its rate limit.
+
+The tenant of a request is the one its key reaches, nothing else: a request that tries to name a user or
+an agent in its query string is refused (and bodies forbid unknown fields), so no argument can redirect it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from brain import telemetry
+from brain.settings import ServeSettings
+from brain.store.api_keys import ApiKey, ApiKeyStore
+from roles import service
+
+__all__ = ["CURRENT_SCOPE", "BodyLimit", "Refusal", "authenticate", "mcp_guard"]
+
+# The scope of the request being served: set by `mcp_guard` for the MCP tools of that request.
+CURRENT_SCOPE: contextvars.ContextVar[service.Scope | None] = contextvars.ContextVar(
+    "brain_scope", default=None
+)
+
+_BEARER = {"WWW-Authenticate": "Bearer"}
+_TENANT_PARAMETERS = ("user", "user_id", "agent", "agent_id", "tenant")
+
+
+class Refusal(Exception):
+    """A request refused before it reaches memory: an HTTP status, a message, headers."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers or {}
+
+
+async def authenticate(
+    keys: ApiKeyStore, settings: ServeSettings, authorization: str | None, query: Any
+) -> tuple[service.Scope, ApiKey]:
+    """The scope a request's bearer key reaches, after its rate limit. `Refusal` otherwise."""
+    for name in _TENANT_PARAMETERS:
+        if name in query:
+            raise Refusal(400, f"the query names {name!r}: the tenant comes from the API key alone")
+    scheme, _, secret = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise Refusal(
+            401, "an API key is needed: Authorization: Bearer <key>", {"WWW-Authenticate": "Bearer"}
+        )
+    key = await keys.verify(secret.strip())
+    if key is None:
+        raise Refusal(401, "unknown or revoked API key", _BEARER)
+    if settings.rate_limit:
+        verdict = await keys.hit(key.id, settings.rate_limit, settings.rate_window_seconds)
+        if not verdict.allowed:
+            telemetry.count_error("rate_limit")
+            raise Refusal(
+                429,
+                f"rate limit: {settings.rate_limit} requests per {settings.rate_window_seconds} s per key",
+                {"Retry-After": str(verdict.retry_after)},
+            )
+    return service.Scope(user=key.user, agent=key.agent, actor=f"key:{key.id}"), key
+
+
+async def send_refusal(send: Send, refusal: Refusal) -> None:
+    body = json.dumps({"detail": refusal.message}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.lower().encode(), v.encode()) for k, v in refusal.headers.items()]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimit:
+    """Refuses (413) a request whose body is over `limit` bytes, declared or as it arrives."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = Refusal(413, f"the request body is over serve.max_body_bytes = {self.limit:,} bytes")
+        declared = dict(scope.get("headers", ())).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await send_refusal(send, refusal)
+            return
+        seen = 0
+        started = refused = False
+
+        async def counted() -> Message:
+            nonlocal seen, refused
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    if not started and not refused:  # answer now: the app may catch what is raised
+                        refused = True
+                        await send_refusal(send, refusal)
+                    raise _TooLarge
+            return message
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # the app answering its failed read: the refusal was sent already
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        with contextlib.suppress(_TooLarge):
+            await self.app(scope, counted, sending)
+
+
+def mcp_guard(app: ASGIApp, keys: ApiKeyStore, settings: ServeSettings) -> ASGIApp:
+    """The MCP endpoint behind the same keys and limits; its tools see the key's scope (`CURRENT_SCOPE`)."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        query = _query_names(scope.get("query_string", b""))
+        try:
+            tenant, _ = await authenticate(keys, settings, headers.get("authorization"), query)
+        except Refusal as refusal:
+            await send_refusal(send, refusal)
+            return
+        token = CURRENT_SCOPE.set(tenant)
+        try:
+            await app(scope, receive, send)
+        finally:
+            CURRENT_SCOPE.reset(token)
+
+    return guarded
+
+
+def _query_names(raw: bytes) -> set[str]:
+    from urllib.parse import parse_qsl
+
+    return {name for name, _ in parse_qsl(raw.decode("latin-1"), keep_blank_values=True)}

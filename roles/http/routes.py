@@ -1,0 +1,235 @@
+"""The `/v1` routes. Each takes its tenant from the API key (`Tenant`), never from the request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.errors import BrainError, InputError
+from brain.memory.core import Block
+from brain.memory.erasure import ErasureReport
+from brain.memory.facts import AuditEvent, Fact
+from brain.memory.transfer import ConversationExport
+from roles.http.guard import authenticate
+from roles.service import AddResult, ChatInfo, ChatView, MemoryService, NewMessage, Scope, as_of_time
+
+__all__ = ["router"]
+
+_STRICT = ConfigDict(frozen=True, extra="forbid")
+_ID = r"^[^\x00-\x1f]{1,256}$"
+
+
+async def _tenant(request: Request) -> Scope:
+    scope, _ = await authenticate(
+        request.app.state.keys,
+        request.app.state.serve,
+        request.headers.get("authorization"),
+        request.query_params,
+    )
+    return scope
+
+
+def _service(request: Request) -> MemoryService:
+    service: MemoryService = request.app.state.service
+    return service
+
+
+Tenant = Annotated[Scope, Depends(_tenant)]
+Service = Annotated[MemoryService, Depends(_service)]
+AsOf = Annotated[str | None, Query(description="ISO date or time: what was true then")]
+
+router = APIRouter(prefix="/v1")
+
+
+class Me(BaseModel):
+    model_config = _STRICT
+
+    user: str
+    agent: str | None
+
+
+class ChatRequest(BaseModel):
+    model_config = _STRICT
+
+    chat_id: str = Field("default", pattern=_ID)
+    text: str = Field(min_length=1)
+    stream: bool = True
+
+
+class ChatReply(BaseModel):
+    model_config = _STRICT
+
+    chat_id: str
+    text: str
+
+
+class AddRequest(BaseModel):
+    model_config = _STRICT
+
+    text: str | None = None
+    messages: list[NewMessage] | None = None
+    chat_id: str = Field("memories", pattern=_ID)
+    infer: bool = True
+
+
+def _when(as_of: str | None) -> float | None:
+    return as_of_time(as_of) if as_of else None
+
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+@router.get("/me", tags=["keys"])
+async def me(scope: Tenant) -> Me:
+    """Whose memory this key reaches."""
+    return Me(user=scope.user, agent=scope.agent)
+
+
+@router.post("/chat", tags=["chat"], response_model=None)
+async def chat(body: ChatRequest, scope: Tenant, service: Service) -> StreamingResponse | ChatReply:
+    """One turn. With `stream` (the default) the answer comes as server-sent events: `delta` events
+    (`{"text": ...}`), then `done` (the whole answer), or `error` if the model fails mid-answer. A failure
+    before the first piece is an HTTP error; the question then stays pending, as in every failed turn."""
+    pieces = service.converse(scope, body.chat_id, body.text)
+    if not body.stream:
+        return ChatReply(chat_id=body.chat_id, text="".join([p async for p in pieces]))
+    try:
+        first = await anext(pieces, None)
+    except BaseException:
+        await pieces.aclose()
+        raise
+
+    async def events() -> AsyncIterator[bytes]:
+        said = [first] if first is not None else []
+        try:
+            if first is not None:
+                yield _sse("delta", {"text": first})
+            async for piece in pieces:
+                said.append(piece)
+                yield _sse("delta", {"text": piece})
+        except BrainError as exc:
+            yield _sse("error", {"detail": str(exc)})
+            return
+        finally:
+            await pieces.aclose()
+        yield _sse("done", {"chat_id": body.chat_id, "text": "".join(said)})
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+
+@router.post("/memories", tags=["memories"], status_code=202)
+async def add_memory(body: AddRequest, scope: Tenant, service: Service, response: Response) -> AddResult:
+    """Add text or a conversation; facts are extracted in the background (202). With `infer: false` the
+    text is stored as one memory at once (201)."""
+    result = await service.add(
+        scope, text=body.text, messages=body.messages or (), chat_id=body.chat_id, infer=body.infer
+    )
+    if result.fact is not None:
+        response.status_code = 201
+    return result
+
+
+@router.get("/memories", tags=["memories"])
+async def list_memories(
+    scope: Tenant, service: Service, as_of: AsOf = None, include_retired: bool = False
+) -> list[Fact]:
+    """Current memories, oldest first; or those true `as_of`; or every one with `include_retired`."""
+    return await service.list_memories(scope, as_of=_when(as_of), include_retired=include_retired)
+
+
+@router.get("/memories/search", tags=["memories"])
+async def search_memories(
+    scope: Tenant,
+    service: Service,
+    q: Annotated[str, Query(min_length=1, max_length=4_000)],
+    limit: Annotated[int, Query(ge=1, le=100)] = 10,
+    as_of: AsOf = None,
+    category: str | None = None,
+) -> list[Fact]:
+    """Hybrid search (words and, with embeddings, meaning), best first."""
+    return await service.search(scope, q, limit=limit, as_of=_when(as_of), category=category)
+
+
+@router.get("/memories/{memory_id}", tags=["memories"])
+async def get_memory(memory_id: str, scope: Tenant, service: Service) -> Fact:
+    return await service.get(scope, memory_id)
+
+
+@router.get("/memories/{memory_id}/history", tags=["memories"])
+async def memory_history(memory_id: str, scope: Tenant, service: Service) -> list[AuditEvent]:
+    """How one memory came and changed, oldest first."""
+    return await service.history(scope, memory_id)
+
+
+@router.delete("/memories/{memory_id}", tags=["memories"])
+async def delete_memory(memory_id: str, scope: Tenant, service: Service, reason: str = "") -> Fact:
+    """Retire a memory (it stays in history and in "as of" answers)."""
+    return await service.delete(scope, memory_id, reason)
+
+
+@router.get("/history", tags=["history"])
+async def history(scope: Tenant, service: Service) -> list[AuditEvent]:
+    """Every change to facts and graph relations, oldest first."""
+    return await service.history(scope)
+
+
+@router.post("/history/{event_id}/rollback", tags=["history"])
+async def rollback(event_id: str, scope: Tenant, service: Service) -> AuditEvent:
+    """Undo one change (itself audited); the event undone."""
+    return await service.rollback(scope, event_id)
+
+
+@router.get("/chats", tags=["chats"])
+async def chats(scope: Tenant, service: Service) -> list[ChatInfo]:
+    return await service.chats(scope)
+
+
+@router.get("/chats/{chat_id}", tags=["chats"])
+async def chat_view(
+    chat_id: str, scope: Tenant, service: Service, last: Annotated[int, Query(ge=1, le=1_000)] = 100
+) -> ChatView:
+    """Title, summary and the newest turns of a chat."""
+    return await service.chat(scope, chat_id, last=last)
+
+
+@router.get("/chats/{chat_id}/export", tags=["chats"])
+async def export_chat(chat_id: str, scope: Tenant, service: Service) -> ConversationExport:
+    """Every turn of the chat as a versioned export."""
+    return await service.export_chat(scope, chat_id)
+
+
+@router.put("/chats/{chat_id}", tags=["chats"], status_code=201)
+async def import_chat(chat_id: str, body: ConversationExport, scope: Tenant, service: Service) -> ChatInfo:
+    """Load an export into this (empty) chat of the key's user, whoever it was exported from."""
+    return await service.import_chat(scope, chat_id, body)
+
+
+@router.delete("/chats/{chat_id}", tags=["chats"])
+async def erase_chat(chat_id: str, scope: Tenant, service: Service) -> ErasureReport:
+    """Erase a chat in every tier."""
+    return await service.erase_chat(scope, chat_id)
+
+
+@router.delete("/memory", tags=["erasure"])
+async def erase_user(scope: Tenant, service: Service, confirm: bool = False) -> ErasureReport:
+    """Erase everything of the key's user (`?confirm=true`). The key itself stays until revoked."""
+    if not confirm:
+        raise InputError("erasing all memory needs ?confirm=true")
+    return await service.erase_user(scope)
+
+
+@router.get("/core-blocks", tags=["memory"])
+async def core_blocks(scope: Tenant, service: Service) -> list[Block]:
+    return await service.core_blocks(scope)
+
+
+@router.get("/graph", tags=["memory"])
+async def graph(scope: Tenant, service: Service, as_of: AsOf = None) -> dict[str, Any]:
+    """Entities and relations (with their validity); retired relations included."""
+    return await service.graph(scope, as_of=_when(as_of))

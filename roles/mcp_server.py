@@ -1,0 +1,102 @@
+"""The MCP server: memory tools for editors and desktop assistants (the official `mcp` SDK).
+
+Over stdio (`brain mcp`) the scope is the server's configuration (`serve.mcp_user`, `serve.mcp_agent`);
+over streamable HTTP (`/mcp` of `brain serve`) it is the API key's. No tool takes a user or an agent: a
+tool's arguments cannot reach another tenant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from brain import __version__
+from brain.errors import BrainError
+from roles.service import MemoryService, NewMessage, Scope, as_of_time
+
+__all__ = ["build_mcp"]
+
+_INSTRUCTIONS = (
+    "Long-term memory of the user. search_memories before answering questions about the user; "
+    "add_memory when they tell you something worth keeping (facts are extracted in the background); "
+    "delete_memory retires a memory that is wrong (it stays in its history)."
+)
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+
+
+def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_chat: str = "mcp") -> MCPServer:
+    """The MCP server over `service`; `scope()` names the caller's tenant for each call."""
+    server: MCPServer = MCPServer("brain-assistant", instructions=_INSTRUCTIONS, version=__version__)
+
+    async def run(call: Any) -> Any:
+        try:
+            return _dump(await call)
+        except BrainError as exc:
+            raise ToolError(str(exc)) from exc
+
+    @server.tool()
+    async def add_memory(
+        text: str | None = None,
+        messages: list[NewMessage] | None = None,
+        chat_id: str = "memories",
+        infer: bool = True,
+    ) -> dict[str, Any]:
+        """Remember text, or a conversation (messages with role user|assistant and content). With infer
+        (the default) facts are extracted in the background; infer=false keeps the text as one memory."""
+        result: dict[str, Any] = await run(
+            service.add(scope(), text=text, messages=messages or (), chat_id=chat_id, infer=infer)
+        )
+        return result
+
+    @server.tool()
+    async def search_memories(
+        query: str, limit: int = 10, as_of: str | None = None, category: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Memories matching the query (words and meaning), best first; as_of (an ISO date) gives what
+        was true then."""
+        when = as_of_time(as_of) if as_of else None
+        found: list[dict[str, Any]] = await run(
+            service.search(scope(), query, limit=max(1, min(limit, 100)), as_of=when, category=category)
+        )
+        return found
+
+    @server.tool()
+    async def list_memories(as_of: str | None = None, include_retired: bool = False) -> list[dict[str, Any]]:
+        """Every current memory, oldest first (or those true as_of a date, or retired ones too)."""
+        when = as_of_time(as_of) if as_of else None
+        found: list[dict[str, Any]] = await run(
+            service.list_memories(scope(), as_of=when, include_retired=include_retired)
+        )
+        return found
+
+    @server.tool()
+    async def memory_history(memory_id: str) -> list[dict[str, Any]]:
+        """How one memory came and changed: its audit events, oldest first."""
+        events: list[dict[str, Any]] = await run(service.history(scope(), memory_id))
+        return events
+
+    @server.tool()
+    async def delete_memory(memory_id: str, reason: str = "") -> dict[str, Any]:
+        """Retire a memory that is wrong or no longer true (kept in its history)."""
+        fact: dict[str, Any] = await run(service.delete(scope(), memory_id, reason))
+        return fact
+
+    @server.tool()
+    async def converse(text: str, chat_id: str | None = None) -> str:
+        """Say something to the assistant that owns this memory; its answer."""
+
+        async def answer() -> str:
+            return "".join([p async for p in service.converse(scope(), chat_id or default_chat, text)])
+
+        reply: str = await run(answer())
+        return reply
+
+    return server

@@ -1,0 +1,142 @@
+"""The HTTP API with real HTTP clients against uvicorn, over real Redis."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.roles.service.conftest import Served
+
+
+async def test_health_readiness_and_openapi(served: Served) -> None:
+    async with served.client() as http:
+        assert (await http.get("/healthz")).json()["status"] == "ok"
+        assert (await http.get("/readyz")).json() == {"status": "ready"}
+        schema = (await http.get("/openapi.json")).json()
+    paths = schema["paths"]
+    for path in ("/v1/chat", "/v1/memories", "/v1/memories/search", "/v1/history/{event_id}/rollback"):
+        assert path in paths
+    assert "/v1/chats/{chat_id}/export" in paths and "delete" in paths["/v1/memory"]
+
+
+async def test_no_key_a_wrong_key_and_a_revoked_key_are_refused(served: Served) -> None:
+    secret = await served.key("ann")
+    async with served.client() as anonymous:
+        response = await anonymous.get("/v1/memories")
+        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+    async with served.client(secret[:-2] + "xx") as wrong:
+        assert (await wrong.get("/v1/memories")).status_code == 401
+    async with served.client(secret) as http:
+        assert (await http.get("/v1/me")).json() == {"user": "ann", "agent": None}
+        key_id = secret.split("_")[1]
+        await served.keys.revoke(key_id)
+        assert (await http.get("/v1/me")).status_code == 401
+
+
+async def test_add_list_search_history_delete_and_rollback(served: Served) -> None:
+    async with served.client(await served.key("ann")) as http:
+        added = await http.post("/v1/memories", json={"text": "Ann lives in Lisbon", "infer": False})
+        assert added.status_code == 201
+        fact = added.json()["fact"]
+        await http.post("/v1/memories", json={"text": "我喜欢喝乌龙茶", "infer": False})
+        listed = (await http.get("/v1/memories")).json()
+        assert [f["text"] for f in listed] == ["Ann lives in Lisbon", "我喜欢喝乌龙茶"]
+        found = (await http.get("/v1/memories/search", params={"q": "乌龙茶"})).json()
+        assert [f["text"] for f in found] == ["我喜欢喝乌龙茶"]
+        deleted = await http.delete(f"/v1/memories/{fact['id']}", params={"reason": "moved"})
+        assert deleted.json()["expired_at"] is not None
+        assert [f["text"] for f in (await http.get("/v1/memories")).json()] == ["我喜欢喝乌龙茶"]
+        events = (await http.get(f"/v1/memories/{fact['id']}/history")).json()
+        assert [e["event"] for e in events] == ["ADD", "DELETE"]
+        assert events[1]["reason"] == "moved" and events[1]["actor"].startswith("key:")
+        undone = await http.post(f"/v1/history/{events[1]['id']}/rollback")
+        assert undone.status_code == 200 and undone.json()["event"] == "DELETE"
+        assert len((await http.get("/v1/memories")).json()) == 2
+        everything = (await http.get("/v1/history")).json()
+        assert [e["event"] for e in everything][-1] == "ROLLBACK"
+
+
+async def test_infer_stores_turns_and_queues_them_for_facts(served: Served) -> None:
+    async with served.client(await served.key("ann")) as http:
+        body = {
+            "messages": [
+                {"role": "user", "content": "I adopted a cat"},
+                {"role": "assistant", "content": "Nice!"},
+            ]
+        }
+        added = await http.post("/v1/memories", json=body)
+        assert added.status_code == 202
+        assert added.json() == {"chat_id": "memories", "turns": 2, "queued": True, "fact": None}
+        chat = (await http.get("/v1/chats/memories")).json()
+    assert [t["content"] for t in chat["turns"]] == ["I adopted a cat", "Nice!"]
+    assert await served.redis.xlen("svc:{queue}:facts") == 1
+
+
+async def test_chat_streams_server_sent_events_and_remembers(served: Served) -> None:
+    served.llm.add("Hello Ann, nice to meet you.")
+    async with served.client(await served.key("ann")) as http:
+        async with http.stream(
+            "POST", "/v1/chat", json={"chat_id": "c1", "text": "Hi, I am Ann"}
+        ) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            raw = (await response.aread()).decode()
+        chats = (await http.get("/v1/chats")).json()
+    events = [block.split("\n") for block in raw.strip().split("\n\n")]
+    kinds = [lines[0].removeprefix("event: ") for lines in events]
+    assert kinds[-1] == "done" and set(kinds[:-1]) == {"delta"}
+    text = "".join(json.loads(lines[1].removeprefix("data: "))["text"] for lines in events[:-1])
+    assert text == "Hello Ann, nice to meet you." == json.loads(events[-1][1].removeprefix("data: "))["text"]
+    assert [(c["id"], c["turns"]) for c in chats] == [("c1", 2)]
+    assert "Hi, I am Ann" in served.llm.calls[0].prompt_text
+
+
+async def test_a_failing_model_is_an_http_error_and_the_question_stays_pending(served: Served) -> None:
+    from brain.errors import LLMError
+
+    served.llm.add(LLMError("scripted: the endpoint is down"))
+    async with served.client(await served.key("ann")) as http:
+        response = await http.post("/v1/chat", json={"chat_id": "c1", "text": "Are you there?"})
+        assert response.status_code == 502 and "endpoint is down" in response.json()["detail"]
+        chat = (await http.get("/v1/chats/c1")).json()
+    assert chat["chat"]["turns"] == 0
+
+
+@pytest.mark.serve(max_body_bytes=2048)
+async def test_bodies_over_the_limit_are_refused(served: Served) -> None:
+    async with served.client(await served.key("ann")) as http:
+        response = await http.post("/v1/memories", json={"text": "x" * 5000, "infer": False})
+        assert response.status_code == 413
+
+        async def chunks():  # no Content-Length: counted as it arrives
+            for _ in range(5):
+                yield b"x" * 1000
+
+        streamed = await http.post(
+            "/v1/memories", content=chunks(), headers={"content-type": "application/json"}
+        )
+        assert streamed.status_code == 413
+        assert (await http.get("/v1/memories")).json() == []
+
+
+@pytest.mark.serve(rate_limit=5, rate_window_seconds=60)
+async def test_each_key_has_its_own_rate_limit(served: Served) -> None:
+    async with served.client(await served.key("ann")) as ann, served.client(await served.key("bob")) as bob:
+        codes = [(await ann.get("/v1/me")).status_code for _ in range(6)]
+        assert codes == [200] * 5 + [429]
+        limited = await ann.get("/v1/me")
+        assert int(limited.headers["retry-after"]) >= 1
+        assert (await bob.get("/v1/me")).status_code == 200
+
+
+async def test_bad_input_gets_clear_errors_before_any_cost(served: Served) -> None:
+    async with served.client(await served.key("ann")) as http:
+        assert (await http.post("/v1/memories", json={})).status_code == 400
+        assert (await http.post("/v1/chat", json={"text": "   "})).status_code == 400
+        assert (await http.get("/v1/memories/search", params={"q": "the"})).status_code == 400
+        assert (await http.get("/v1/memories", params={"as_of": "last May"})).status_code == 400
+        assert (await http.get("/v1/memories/nope")).status_code == 404
+        assert (await http.delete("/v1/memory")).status_code == 400
+        assert (
+            await http.post("/v1/chat", content=b"{not json", headers={"content-type": "application/json"})
+        ).status_code == 422

@@ -1,0 +1,47 @@
+"""Serving the real app in-process: uvicorn on a loopback port, for real HTTP and MCP clients."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import uvicorn
+
+from brain.runtime import Runtime
+from roles.assistant import Assistant
+from roles.fact_worker import running
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[str]:
+    """Serve `app` (its lifespan too) on a free loopback port; the base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            task.result()
+            raise RuntimeError("the server stopped before it started")
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def assistant_of(runtime: Runtime) -> Any:
+    """An `open_assistant` for `create_app`: the runtime's assistant with its in-process fact worker."""
+
+    @contextlib.asynccontextmanager
+    async def opened() -> AsyncIterator[Assistant]:
+        async with running(runtime):
+            yield Assistant.for_runtime(runtime)
+
+    return opened
