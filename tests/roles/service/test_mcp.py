@@ -110,7 +110,9 @@ async def test_over_stdio_every_tool_works_for_the_configured_user(
         ]
         retired = data(await client.call_tool("delete_memory", {"memory_id": first["id"], "reason": "moved"}))
         assert retired["expired_at"] is not None
-        assert [f["text"] for f in data(await client.call_tool("list_memories", {}))] == ["I live in Porto now"]
+        assert [f["text"] for f in data(await client.call_tool("list_memories", {}))] == [
+            "I live in Porto now"
+        ]
         everything = data(await client.call_tool("list_memories", {"include_retired": True}))
         assert len(everything) == 2
         found = data(await client.call_tool("search_memories", {"query": "里斯本", "as_of": "2000-01-01"}))
