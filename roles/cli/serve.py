@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
 import socket
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from brain import telemetry
@@ -84,8 +88,21 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     url = f"http://{shown}:{sock.getsockname()[1]}"
     app = create_app(settings)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10)
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            """Ctrl-C or SIGTERM stops serving gracefully, and the command ends normally (exit 0)."""
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, lambda: setattr(self, "should_exit", True))
+            try:
+                yield
+            finally:
+                for signum in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(signum)
+
+    server = Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10))
     print(
         f"brain serve: {url} (API {url}/v1, docs {url}/docs, MCP {url}/mcp, inspector {url}/ui)", flush=True
     )
@@ -93,7 +110,8 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
         await server.serve(sockets=[sock])
     finally:
         sock.close()
-    return 0
+    print("brain serve: stopped", file=sys.stderr)
+    return 0 if server.started else 1
 
 
 async def mcp_command(settings: Settings, user: str | None, agent: str | None) -> int:
