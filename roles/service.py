@@ -8,6 +8,7 @@ A scope with an agent sees the user's facts that no agent or that agent added.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from datetime import UTC, datetime
@@ -25,7 +26,7 @@ from brain.memory.tiers import Tiers
 from brain.memory.transfer import ConversationExport
 from brain.message import Message, check_text
 from brain.search.analysis import searchable
-from brain.store.protocol import Conversation
+from brain.store.protocol import Conversation, ConversationMeta
 from roles.assistant import Assistant
 
 __all__ = [
@@ -205,33 +206,22 @@ class MemoryService:
 
     async def chats(self, scope: Scope) -> list[ChatInfo]:
         """The user's chats, by id."""
-        ids = await self.runtime.store.list_chats(scope.user)
-        found = [await self._info(scope, c) for c in ids if isinstance(c, str)]
-        return sorted(found, key=lambda c: c.id)
+        ids = [c for c in await self.runtime.store.list_chats(scope.user) if isinstance(c, str)]
+        metas = await asyncio.gather(*(self._meta(scope, c) for c in ids))
+        return sorted((_info(c, m) for c, m in zip(ids, metas, strict=True)), key=lambda c: c.id)
 
-    async def _info(self, scope: Scope, chat_id: str) -> ChatInfo:
+    async def _meta(self, scope: Scope, chat_id: str) -> ConversationMeta:
         state = await self.runtime.store.load(
             Conversation(scope.user, chat_id), window_turns=0, knowledge_items=0
         )
         if not state.exists:
             raise NotFoundError(f"there is no chat {chat_id!r}")
-        meta = state.meta
-        return ChatInfo(
-            id=chat_id,
-            title=meta.title,
-            summary=meta.summary,
-            turns=meta.turn_count,
-            calls=meta.calls,
-            tokens=meta.usage.prompt_tokens + meta.usage.completion_tokens,
-        )
+        return state.meta
 
     async def chat(self, scope: Scope, chat_id: str, *, last: int = 100) -> ChatView:
         """A chat's title, summary and newest `last` turns (taken-back ones flagged)."""
-        info = await self._info(scope, chat_id)
-        state = await self.runtime.store.load(
-            Conversation(scope.user, chat_id), window_turns=0, knowledge_items=0
-        )
-        start = max(1, info.turns - last + 1)
+        meta = await self._meta(scope, chat_id)
+        start = max(1, meta.turn_count - last + 1)
         turns = await self.runtime.store.read_turns(Conversation(scope.user, chat_id), start, last)
         views = tuple(
             TurnView(
@@ -244,7 +234,7 @@ class MemoryService:
             )
             for t in turns
         )
-        return ChatView(chat=info, summary_upto=state.meta.summary_upto, turns=views)
+        return ChatView(chat=_info(chat_id, meta), summary_upto=meta.summary_upto, turns=views)
 
     async def converse(self, scope: Scope, chat_id: str, text: str) -> AsyncGenerator[str, None]:
         """One turn with the assistant in the user's `chat_id`, streamed."""
@@ -252,13 +242,13 @@ class MemoryService:
             yield piece
 
     async def export_chat(self, scope: Scope, chat_id: str) -> ConversationExport:
-        await self._info(scope, chat_id)
+        await self._meta(scope, chat_id)
         return await self.assistant.export_chat(scope.user, chat_id)
 
     async def import_chat(self, scope: Scope, chat_id: str, export: ConversationExport) -> ChatInfo:
         """Load an export into the user's empty `chat_id` (whoever the export came from)."""
         await self.assistant.import_chat(scope.user, chat_id, export)
-        return await self._info(scope, chat_id)
+        return _info(chat_id, await self._meta(scope, chat_id))
 
     async def erase_chat(self, scope: Scope, chat_id: str) -> ErasureReport:
         return await self.assistant.forget(scope.user, chat_id)
@@ -278,3 +268,15 @@ class MemoryService:
         whole = await self.tiers.graph.everything(scope.user, as_of=as_of, current_only=False)
         data: dict[str, Any] = json.loads(render(whole, "json"))
         return data
+
+
+def _info(chat_id: str, meta: ConversationMeta) -> ChatInfo:
+    usage = meta.usage
+    return ChatInfo(
+        id=chat_id,
+        title=meta.title,
+        summary=meta.summary,
+        turns=meta.turn_count,
+        calls=meta.calls,
+        tokens=usage.prompt_tokens + usage.completion_tokens,
+    )

@@ -137,8 +137,7 @@ class OpenAILLM:
                 content, calls, finish_reason, server_usage = parse_completion(data)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if mode == "off":
-                    telemetry.llm_call("chat", self.model, started, error=exc)
-                    raise as_llm_error(self.model, exc, self._secrets) from exc
+                    raise self._failed("chat", self.model, started, exc) from exc
                 # Endpoints without structured output refuse the request (400 or 422): one step lower.
                 weaker = _STRICTNESS[_STRICTNESS.index(mode) + 1]
                 _log.warning(
@@ -151,8 +150,7 @@ class OpenAILLM:
                 mode = weaker
                 continue
             except FAILURES as exc:
-                telemetry.llm_call("chat", self.model, started, error=exc)
-                raise as_llm_error(self.model, exc, self._secrets) from exc
+                raise self._failed("chat", self.model, started, exc) from exc
             break
         if json_schema is not None and _STRICTNESS.index(mode) > _STRICTNESS.index(self._structured):
             self._structured = mode  # it worked one step lower: ask like this from now on
@@ -184,8 +182,7 @@ class OpenAILLM:
             finally:
                 await chunks.close()
         except FAILURES as exc:
-            telemetry.llm_call("chat", self.model, started, error=exc)
-            raise as_llm_error(self.model, exc, self._secrets) from exc
+            raise self._failed("chat", self.model, started, exc) from exc
         content, tool_calls = reader.content, reader.tool_calls
         usage = reader.usage or self._count(messages, content, tool_calls)
         yield self._finish("stream", content, tool_calls, reader.finish_reason, usage, started)
@@ -214,11 +211,11 @@ class OpenAILLM:
         try:
             reply = await self._client.post("/rerank", cast_to=object, body=body)
             scores = parse_rerank(reply, len(documents))
-        except (*FAILURES, LLMError) as exc:
+        except FAILURES as exc:
+            raise self._failed("rerank", model, started, exc) from exc
+        except LLMError as exc:  # a reply that does not score every document
             telemetry.llm_call("rerank", model, started, error=exc)
-            if isinstance(exc, LLMError):
-                raise
-            raise as_llm_error(model, exc, self._secrets) from exc
+            raise
         reported = reply.get("usage", {}) if isinstance(reply, dict) else {}
         tokens = reported.get("total_tokens") if isinstance(reported, dict) else None
         usage = Usage(
@@ -252,8 +249,7 @@ class OpenAILLM:
             vectors = [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
             prompt_tokens = response.usage.prompt_tokens if response.usage is not None else None
         except FAILURES as exc:
-            telemetry.llm_call("embeddings", model, started, error=exc)
-            raise as_llm_error(model, exc, self._secrets) from exc
+            raise self._failed("embeddings", model, started, exc) from exc
         if len(vectors) != len(texts) or any(not v for v in vectors):
             raise LLMError(
                 f"{model}: malformed embeddings reply: {len(vectors)} vectors for {len(texts)} texts"
@@ -268,6 +264,11 @@ class OpenAILLM:
         )
         telemetry.llm_call("embeddings", model, started, usage)
         return vectors
+
+    def _failed(self, operation: str, model: str, started: float, exc: Exception) -> LLMError:
+        """The `LLMError` for a failed call, recorded (telemetry) as a failed `operation`."""
+        telemetry.llm_call(operation, model, started, error=exc)
+        return as_llm_error(model, exc, self._secrets)
 
     def _count(
         self, messages: Sequence[ChatMessage], content: str | None, calls: Sequence[ToolCall]

@@ -295,13 +295,19 @@ class FactStore:
         event = next((e for e in await self.history(user_id) if e.id == event_id), None)
         if event is None:
             raise InputError(f"there is no fact event {event_id!r}")
+        await self.undo(user_id, event, actor=actor)
+        return [e for e in await self.history(user_id) if e.event == "ROLLBACK" and e.undoes == event_id]
+
+    async def undo(self, user_id: str | bytes, event: AuditEvent, *, actor: str = "") -> None:
+        """Undo `event` (one of the user's, as `history` gave it), audited; what `rollback` does once the
+        event is found."""
         if event.subject == "relation":
-            raise InputError(f"event {event_id} changed the graph: undo it with GraphStore.rollback")
+            raise InputError(f"event {event.id} changed the graph: undo it with GraphStore.rollback")
         if event.event == "ROLLBACK":
             raise ConflictError(
                 "a rollback is not undone by another rollback; undo the original change again"
             )
-        audit = audit_fields("ROLLBACK", actor, f"rollback of {event_id}", (), undoes=event_id)
+        audit = audit_fields("ROLLBACK", actor, f"rollback of {event.id}", (), undoes=event.id)
         if event.event in {"ADD", "UPDATE"}:
             await self._call(
                 "rolling back", self._retire, user_id, [event.fact_id, repr(time.time()), *audit]
@@ -310,7 +316,6 @@ class FactStore:
             target = event.old_fact_id if event.event == "UPDATE" else event.fact_id
             if await self._call("rolling back", self._restore, user_id, [target, *audit]) < 0:
                 raise ConflictError(f"fact {target} cannot come back: another current fact says the same")
-        return [e for e in await self.history(user_id) if e.event == "ROLLBACK" and e.undoes == event_id]
 
     async def progress(self, user_id: str | bytes, chat_id: str | bytes) -> int:
         """The last turn of the chat whose facts were applied (0: none yet)."""

@@ -101,5 +101,5 @@ class Tiers:
         if event.subject == "relation":
             await self.graph.rollback(user_id, event, actor=actor)
         else:
-            await self.facts.rollback(user_id, event_id, actor=actor)
+            await self.facts.undo(user_id, event, actor=actor)
         return event

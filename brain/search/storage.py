@@ -115,10 +115,8 @@ class IndexStore:
 
         async def run() -> list[int]:
             pipe = self._client.pipeline(transaction=False)
-            for args in arguments:
-                await self._add(
-                    keys=[self._key("docs")], args=args, client=pipe
-                )  # redis-py runs scripts in pipelines
+            for args in arguments:  # redis-py queues a script call on a pipeline
+                await self._add(keys=[self._key("docs")], args=args, client=pipe)
             return list(await pipe.execute())
 
         results = await self._current("indexing", run)  # after a rebuild, ids make indexing again idempotent

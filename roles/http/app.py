@@ -86,7 +86,7 @@ def create_app(
 
     @app.exception_handler(Refusal)
     async def refused(_: Request, exc: Refusal) -> JSONResponse:
-        return JSONResponse({"detail": exc.message}, status_code=exc.status, headers=exc.headers)
+        return exc.response()
 
     @app.exception_handler(BrainError)
     async def failed(_: Request, exc: BrainError) -> JSONResponse:

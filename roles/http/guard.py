@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 from typing import Any
+from urllib.parse import parse_qsl
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from brain import telemetry
@@ -35,6 +36,10 @@ class Refusal(Exception):
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.headers = status, message, headers or {}
+
+    def response(self) -> JSONResponse:
+        """The answer to the refused request (an ASGI app too, for the guards below the routes)."""
+        return JSONResponse({"detail": self.message}, status_code=self.status, headers=self.headers)
 
 
 async def authenticate(
@@ -64,14 +69,6 @@ async def authenticate(
     return service.Scope(user=key.user, agent=key.agent, actor=f"key:{key.id}"), key
 
 
-async def send_refusal(send: Send, refusal: Refusal) -> None:
-    body = json.dumps({"detail": refusal.message}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    headers += [(k.lower().encode(), v.encode()) for k, v in refusal.headers.items()]
-    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 class _TooLarge(Exception):
     pass
 
@@ -89,7 +86,7 @@ class BodyLimit:
         refusal = Refusal(413, f"the request body is over serve.max_body_bytes = {self.limit:,} bytes")
         declared = dict(scope.get("headers", ())).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await send_refusal(send, refusal)
+            await refusal.response()(scope, receive, send)
             return
         seen = 0
         started = refused = False
@@ -102,7 +99,7 @@ class BodyLimit:
                 if seen > self.limit:
                     if not started and not refused:  # answer now: the app may catch what is raised
                         refused = True
-                        await send_refusal(send, refusal)
+                        await refusal.response()(scope, receive, send)
                     raise _TooLarge
             return message
 
@@ -126,7 +123,7 @@ def mcp_guard(app: ASGIApp, keys: ApiKeyStore, settings: ServeSettings) -> ASGIA
         try:
             tenant, _ = await authenticate(keys, settings, headers.get("authorization"), query)
         except Refusal as refusal:
-            await send_refusal(send, refusal)
+            await refusal.response()(scope, receive, send)
             return
         token = CURRENT_SCOPE.set(tenant)
         try:
@@ -138,6 +135,4 @@ def mcp_guard(app: ASGIApp, keys: ApiKeyStore, settings: ServeSettings) -> ASGIA
 
 
 def _query_names(raw: bytes) -> set[str]:
-    from urllib.parse import parse_qsl
-
     return {name for name, _ in parse_qsl(raw.decode("latin-1"), keep_blank_values=True)}
