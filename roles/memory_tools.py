@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import InputError
+from brain.jsontext import model_json
 from brain.llm.protocol import Embed, ToolCall, ToolSpec, embed_one
 from brain.memory.core import CoreMemory
 from brain.search.index import Hit, IndexedDoc, SearchIndex
@@ -135,7 +136,7 @@ def _page(hits: list[Hit], total: int, page: int, size: int) -> str:
         for h in hits
     ]
     pages = max((total + size - 1) // size, 1)
-    return json.dumps({"results": items, "page": page, "pages": pages, "total": total})
+    return model_json({"results": items, "page": page, "pages": pages, "total": total})
 
 
 GRAPH_SEARCH = _spec(
@@ -266,7 +267,7 @@ class MemoryTools:
     async def _graph_search(self, a: dict[str, Any]) -> ToolOutcome:
         assert self.graph is not None  # registered only with a graph
         as_of = _date(a.get("as_of"), end=True)
-        return ToolOutcome(result=json.dumps(await self.graph(a["entity"], as_of), ensure_ascii=False))
+        return ToolOutcome(result=model_json(await self.graph(a["entity"], as_of)))
 
     async def _conversation_date(self, a: dict[str, Any]) -> ToolOutcome:
         page = max(int(a.get("page") or 0), 0)

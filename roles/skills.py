@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain.errors import ConfigError
+from brain.jsontext import model_json, without_surrogates
 from brain.llm.protocol import ToolCall, ToolSpec
 
 __all__ = ["Skill", "SkillDeclaration", "Skills", "check_arguments"]
@@ -133,4 +134,4 @@ class Skills:
         except Exception as exc:  # a skill's failure is the model's to handle, not the turn's
             _log.warning("skill %s failed: %s: %s", call.name, type(exc).__name__, exc)
             return f"error: {call.name} failed: {type(exc).__name__}: {exc}"
-        return result if isinstance(result, str) else json.dumps(result, default=str)
+        return without_surrogates(result) if isinstance(result, str) else model_json(result, default=str)

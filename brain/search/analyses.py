@@ -14,7 +14,8 @@ from brain.search.dates import dated_text
 
 __all__ = ["KNOWN", "analysed", "terms_v1"]
 
-KNOWN = ("1", ANALYSIS, ANALYSIS + "d")
+KNOWN = ("1", "2", "2d", ANALYSIS, ANALYSIS + "d")
+_WITHOUT_CHARS = ("2", "2d")  # analysis "2": before the characters of longer Chinese words were terms
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS_V1 = frozenset(
@@ -57,4 +58,5 @@ def analysed(text: str, ts: float, analysis: str) -> dict[str, int]:
             f"an index was built by analysis {analysis!r}, which this version does not know "
             f"({', '.join(KNOWN)}): is a newer brain-assistant writing to the same Redis?"
         )
-    return dict(term_counts(dated_text(text, ts) if analysis.endswith("d") else text))
+    dated = dated_text(text, ts) if analysis.endswith("d") else text
+    return dict(term_counts(dated, chars=analysis not in _WITHOUT_CHARS))

@@ -8,13 +8,13 @@ touches only that namespace's keys (tenants are isolated by construction) and wo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from brain import telemetry
 from brain.errors import InputError
 from brain.llm.rerank import Rerank
-from brain.search.analysis import fuse, searchable, term_counts
+from brain.search.analysis import fuse, query_weights, searchable
 from brain.search.filters import allowed_ids, tag_list, text
 from brain.search.records import Hit, IndexedDoc
 from brain.search.scripts import IndexScripts
@@ -98,7 +98,7 @@ class SearchIndex(IndexStore):
         ids_only: bool,
         linked: Sequence[str],
     ) -> tuple[list[Hit], int]:
-        query_terms = sorted(set(term_counts(query)))
+        query_terms = query_weights(query)
         if (vector is not None or linked) and query.strip() and (query_terms or vector is not None):
             # without words to look for, the vector alone
             return await self._hybrid(query_terms, vector, tags, start, end, offset, limit, linked)
@@ -118,16 +118,18 @@ class SearchIndex(IndexStore):
 
     async def _ranked(
         self,
-        query_terms: Sequence[str],
+        query_terms: Mapping[str, float],
         tag_list: Sequence[str],
         start: float | None,
         end: float | None,
         offset: int,
         limit: int,
     ) -> tuple[list[tuple[str, float]], int]:
-        """The script's BM25 ranking: (id, score) pairs of one page, and how many matched in all."""
+        """The script's BM25 ranking of weighted terms: (id, score) pairs of one page, and how many matched
+        in all."""
+        words = sorted(query_terms)
         args: list[Any] = [
-            " ".join(query_terms),
+            " ".join(words),
             " ".join(tag_list),
             self.per_term,
             self.k1,
@@ -137,6 +139,7 @@ class SearchIndex(IndexStore):
             max(offset, 0),
             max(limit, 0),
             self.analysis,
+            " ".join(repr(float(query_terms[w])) for w in words),
         ]
         total, *flat = await self._current(
             "searching", lambda: self._search(keys=[self._key("docs")], args=args)
@@ -168,7 +171,7 @@ class SearchIndex(IndexStore):
 
     async def _hybrid(
         self,
-        query_terms: Sequence[str],
+        query_terms: Mapping[str, float],
         vector: Sequence[float] | None,
         tags: Sequence[str],
         start: float | None,

@@ -74,8 +74,11 @@ SEARCH = (
     COMMON
     + """
 -- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit,
--- analysis. Returns {total, id, score, ...}, or {-1} when the index was built by another analysis.
+-- analysis, and optionally the terms' weights 'wa wb ...' (1 each when absent). Returns
+-- {total, id, score, ...}, or {-1} when the index was built by another analysis.
 if not current(ARGV[10], false) then return {-1} end
+local weights = {}
+for w in string.gmatch(ARGV[11] or '', '%S+') do weights[#weights + 1] = tonumber(w) end
 local per_term, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local t0, t1, offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
@@ -83,11 +86,13 @@ if n == 0 then return {0} end
 local avg = tonumber(redis.call('HGET', key('stats'), 'total') or '0') / n
 local lens = key('len')
 local scores, order = {}, {}
+local t = 0
 for term in string.gmatch(ARGV[1], '%S+') do
+  t = t + 1
   local postings_key = key('post:' .. term)
   local df = redis.call('ZCARD', postings_key)
   if df > 0 then
-    local idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    local idf = (weights[t] or 1) * math.log(1 + (n - df + 0.5) / (df + 0.5))
     local postings = redis.call('ZREVRANGE', postings_key, 0, per_term - 1, 'WITHSCORES')
     for j = 1, #postings, 2 do
       local id, tf = postings[j], tonumber(postings[j + 1])

@@ -14,6 +14,7 @@ from brain.memory.tiers import Tiers
 from brain.search.index import IndexedDoc
 from brain.testing import ScriptedLLM
 from roles.memory_tools import SPECS, MemoryTools
+from roles.skills import Skill, SkillDeclaration, Skills
 from roles.tiered import TieredAssistant
 from tests.support.runtime import make_runtime
 
@@ -90,3 +91,21 @@ async def test_a_configured_reranker_orders_what_the_tools_find(redis_client: ai
     quiet = ScriptedLLM([])  # no rerank model configured: a rerank call would find the script empty
     unranked = TieredAssistant(local_runtime(quiet, client=redis_client)).tools("joanna", "c")
     assert len(await search(unranked, "conversation_search", query="film")) == 3 and not quiet.calls
+
+
+async def test_tool_results_carry_chinese_as_it_is(redis_client: aioredis.Redis) -> None:
+    """A tool result is JSON the model reads: 猫, not its escape (about six times the tokens)."""
+    tiers = Tiers(redis_client, prefix="tools")
+    archival = tiers.archival("li")
+    await archival.add(IndexedDoc(id="p1", text="我家的猫咪叫麻薯", ts=DAY))
+    tools = MemoryTools(tiers.core, {}, archival, tiers.recall("li", "c"))
+    outcome = await tools.invoke(
+        ToolCall(id="1", name="archival_memory_search", arguments=json.dumps({"query": "猫"}))
+    )
+    assert not outcome.failed and "我家的猫咪叫麻薯" in outcome.result and "\\u732b" not in outcome.result
+    assert json.loads(outcome.result)["results"][0]["text"] == "我家的猫咪叫麻薯"
+    declaration = SkillDeclaration(name="pet", description="The pet", entry="tests.roles.sample_skills:add")
+    skills = Skills([Skill(declaration=declaration, function=lambda: {"name": "麻薯", "kind": "猫\udc80"})])
+    result = await skills.invoke(ToolCall(id="2", name="pet", arguments="{}"))
+    assert json.loads(result) == {"name": "麻薯", "kind": "猫\ufffd"} and "猫" in result
+    assert result.encode("utf-8")  # no lone surrogate

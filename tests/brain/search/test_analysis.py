@@ -4,11 +4,27 @@ BM25 computed in Python from the same terms."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 
+import jieba
+import pytest
 import redis.asyncio as aioredis
 
+from benchmarks.retrieval_dev.single_char import PROBES, distractors
+from brain.errors import StoreError
 from brain.keys import archival_base
-from brain.search.analysis import bm25, fuse, searchable, terms
+from brain.search import analyses
+from brain.search.analysis import (
+    ANALYSIS,
+    CHAR_WEIGHT,
+    STOPWORDS,
+    bm25,
+    fuse,
+    query_weights,
+    searchable,
+    term_counts,
+    terms,
+)
 from brain.search.dates import dated_text
 from brain.search.index import IndexedDoc, SearchIndex
 
@@ -43,6 +59,59 @@ def test_chinese_korean_accents_and_stems() -> None:
     assert terms("Ann's trips!") == ["ann", "trip"]
 
 
+def test_the_characters_of_longer_chinese_words_are_terms_too() -> None:
+    assert {"猫咪", "猫"} <= set(terms("我家的猫咪很可爱")) and "猫" not in terms("我家的猫咪", chars=False)
+    assert {"绿茶", "茶"} <= set(terms("我喜欢喝绿茶")) and {"小狗", "狗"} <= set(terms("小狗在院子里"))
+    assert terms("我养了一只猫").count("猫") == 1  # a word of one character is not counted twice
+    assert "什" not in terms("他的狗叫什么") and "们" not in terms("我们")  # nor stop words' characters
+    assert terms("猫") == ["猫"] and terms("Ann's cat") == terms("Ann's cat", chars=False)
+
+
+@pytest.mark.parametrize("text", ["中华人民共和国的首都是北京", "我在图书馆借了书", "他的狗叫什么名字"])
+def test_the_words_are_jiebas_search_mode_and_the_rest_their_characters(text: str) -> None:
+    words = [w for w in jieba.cut_for_search(text) if w not in STOPWORDS]
+    assert terms(text, chars=False) == words  # analysis "2"
+    extra = Counter(terms(text))
+    extra.subtract(words)
+    assert min(extra.values()) == 0  # every word, as often
+    assert all(len(t) == 1 and t in text for t in +extra)  # and the characters of the longer ones
+
+
+def test_a_query_weighs_its_words_over_their_characters() -> None:
+    assert 0 < CHAR_WEIGHT < 1
+    assert query_weights("绿茶") == {"绿茶": 1.0, "绿": CHAR_WEIGHT, "茶": CHAR_WEIGHT}
+    assert query_weights("猫") == {"猫": 1.0} and query_weights("的了吗") == {}
+    assert query_weights("猫咪和猫")["猫"] == 1.0  # a character the query also has as a word weighs 1
+    assert query_weights("他的狗叫什么") == {"狗叫": 1.0, "狗": CHAR_WEIGHT, "叫": CHAR_WEIGHT}
+    assert query_weights("baked cakes in May") == dict.fromkeys(terms("baked cakes in May"), 1.0)
+    assert set(query_weights("我家的猫咪很可爱")) == set(terms("我家的猫咪很可爱"))
+
+
+def test_the_single_character_probes_share_only_their_character() -> None:
+    """`benchmarks/retrieval_dev/single_char.py`: found only through a character inside a longer word."""
+    for probe in PROBES:
+        words = set(terms(probe.passage, chars=False))
+        assert probe.char not in words and probe.char in terms(probe.passage), probe
+        assert not words & set(terms(probe.query, chars=False)), probe
+        assert probe.char in query_weights(probe.query), probe
+    chars = {p.char for p in PROBES}
+    assert len(chars) == len(PROBES) and len(distractors()) > 300
+    assert not any(chars & set(terms(t, chars=False)) for t in distractors())
+
+
+def test_every_known_analysis_gives_its_own_terms() -> None:
+    ts, text = 1_644_192_000, "我家的猫咪 likes green tea"
+    analysed = analyses.analysed
+    assert ANALYSIS == "3" and {"1", "2", "2d", "3", "3d"} <= set(analyses.KNOWN)
+    assert analysed(text, ts, "2") == dict(term_counts(text, chars=False))
+    assert analysed(text, ts, "3") == dict(term_counts(text)) and "猫" in analysed(text, ts, "3")
+    assert analysed(text, ts, "3d") == dict(term_counts(dated_text(text, ts)))
+    assert analysed(text, ts, "2d") == dict(term_counts(dated_text(text, ts), chars=False))
+    assert "猫" not in analysed(text, ts, "2d") and "2022" in analysed(text, ts, "2d")
+    with pytest.raises(StoreError, match="does not know"):
+        analysed(text, ts, "4")
+
+
 def test_fuse_by_score() -> None:
     lexical, vector = [("a", 10.0), ("b", 5.0)], [("b", 0.9), ("c", 0.45)]
     fused = dict(fuse(lexical, vector, weight=0.5))
@@ -72,12 +141,20 @@ async def test_lua_scores_the_terms_python_computes(redis_client: aioredis.Redis
             )
     analysed = [terms(t) for t in CORPUS]
     avg = sum(map(len, analysed)) / len(analysed)
-    for query in ("coffee in Beijing", "咖啡 北京 寿司", "café 2022年2月7日", "baked cakes"):
+    for query in (
+        "coffee in Beijing",
+        "咖啡 北京 寿司",
+        "café 2022年2月7日",
+        "baked cakes",
+        "北京的咖啡馆",
+        "啡",
+    ):
         expected = {}
         for doc, doc_terms in zip(docs, analysed, strict=True):
             score = sum(
-                bm25(doc_terms.count(t), sum(t in d for d in analysed), len(docs), len(doc_terms), avg)
-                for t in set(terms(query))
+                weight
+                * bm25(doc_terms.count(t), sum(t in d for d in analysed), len(docs), len(doc_terms), avg)
+                for t, weight in query_weights(query).items()
                 if t in doc_terms
             )
             if score:
@@ -118,3 +195,28 @@ async def test_a_dated_index_finds_a_day_however_it_is_written(redis_client: aio
     hits, _ = await index.search("2022年2月7日看了什么电影", limit=1)
     assert hits[0].doc.id == "zh"
     assert index.indexed_text(IndexedDoc(id="x", text="hi", ts=day)) == "[7 February 2022] hi"
+
+
+async def test_a_character_finds_the_longer_words_it_is_in(redis_client: aioredis.Redis) -> None:
+    """猫 finds 猫咪, 狗 小狗, 茶 绿茶; and 绿茶 still prefers 绿茶 over 绿 and 茶 apart."""
+    index = SearchIndex(redis_client, archival_base("brain", "chars"), dated=True)
+    texts = {
+        "cat": "我家的猫咪很可爱",
+        "dog": "小狗在院子里跑来跑去",
+        "tea": "我喜欢喝绿茶",
+        "apart": "窗外一片绿色，桌上一壶茶",
+        "other": "我们明天去北京",
+    }
+    await index.add_many([IndexedDoc(id=i, text=t, ts=1_644_192_000) for i, t in texts.items()])
+    for query, found in (
+        ("猫", ["cat"]),
+        ("狗", ["dog"]),
+        ("谁的狗叫了", ["dog"]),
+        ("绿茶", ["tea", "apart"]),
+    ):
+        hits, _ = await index.search(query)
+        assert [h.doc.id for h in hits] == found, query
+    hits, total = await index.search("茶")
+    assert {h.doc.id for h in hits} == {"tea", "apart"} and total == 2
+    hits, _ = await index.search("猫咪")
+    assert [h.doc.id for h in hits] == ["cat"]
