@@ -32,6 +32,7 @@ __all__ = [
     "api_keys_base",
     "archival_base",
     "blocks_base",
+    "check_id",
     "conversation_keys",
     "core_key",
     "encode_id",
@@ -65,6 +66,19 @@ def raw_id(value: str | bytes, what: str = "id") -> bytes:
     if len(raw) > 65_536:
         raise InputError(f"{what} is {len(raw)} bytes; ids are limited to 64 KiB")
     return raw
+
+
+def check_id(value: str, what: str = "id") -> str:
+    """An id as a person types it (a command-line option): `raw_id`'s rules, and neither blank, nor padded
+    with whitespace, nor holding a control or invisible character. Returns it; `InputError` naming `what`."""
+    raw_id(value, what)
+    if not value.strip():
+        raise InputError(f"{what} must not be blank, got {value!r}")
+    if value != value.strip():
+        raise InputError(f"{what} must not start or end with whitespace, got {value!r}")
+    if not value.isprintable():
+        raise InputError(f"{what} must not hold control or invisible characters, got {value!r}")
+    return value
 
 
 def readable_id(raw: bytes) -> str | bytes:

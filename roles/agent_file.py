@@ -3,6 +3,7 @@
 Settings (secrets removed), persona, core memory blocks, the conversation (summary and every raw turn),
 archival passages and skill declarations. Export, import into an empty Redis, export again: the same file.
 Embedding vectors are not stored; with an embedding model configured they are recomputed on import.
+Both take an optional `Progress`: the turns read or written, the passages embedded, the turns indexed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from brain.errors import ConflictError, InputError
 from brain.memory.core import Block
 from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
+from brain.progress import Progress
+from brain.search.documents import embed_texts
 from brain.search.index import IndexedDoc
 from brain.settings import Settings
 from brain.store.protocol import Conversation
@@ -58,7 +61,9 @@ def public_settings(settings: Settings) -> dict[str, Any]:
     return data
 
 
-async def export_agent(agent: Assistant, settings: Settings, user_id: str, chat_id: str) -> AgentFile:
+async def export_agent(
+    agent: Assistant, settings: Settings, user_id: str, chat_id: str, progress: Progress | None = None
+) -> AgentFile:
     """The agent as it serves (user_id, chat_id): persona, that chat, and in the tiered mode the core blocks
     it sees and the user's archival memory."""
     persona = agent.persona.model_dump()
@@ -71,7 +76,7 @@ async def export_agent(agent: Assistant, settings: Settings, user_id: str, chat_
             text = scope.decode("utf-8", "surrogateescape")
             blocks += [ScopedBlock(scope=text, block=b) for b in await agent.tiers.core.list(scope)]
         archival = await agent.tiers.archival(user_id).all_docs()
-    conversation = await export_conversation(agent.store, Conversation(user_id, chat_id))
+    conversation = await export_conversation(agent.store, Conversation(user_id, chat_id), progress)
     return AgentFile(
         settings=public_settings(settings),
         agent=persona,
@@ -92,21 +97,27 @@ def parse_agent_file(data: str | bytes) -> AgentFile:
     return agent
 
 
-async def import_agent(file: AgentFile, agent: Assistant, user_id: str, chat_id: str) -> None:
+async def import_agent(
+    file: AgentFile, agent: Assistant, user_id: str, chat_id: str, progress: Progress | None = None
+) -> None:
     """Restore into `agent`'s stores as (user_id, chat_id); the chat and archival memory must be empty."""
     archival = agent.tiers.archival(user_id) if isinstance(agent, TieredAssistant) else None
     if archival is not None and await archival.count():
         raise ConflictError(f"archival memory of {user_id!r} is not empty; import into an empty one")
-    await import_conversation(agent.store, file.conversation, Conversation(user_id, chat_id))
+    await import_conversation(
+        agent.store, file.conversation, Conversation(user_id, chat_id), progress=progress
+    )
     if isinstance(agent, TieredAssistant) and archival is not None:
         for item in file.core_blocks:
             scope = item.scope.encode("utf-8", "surrogateescape")
             await agent.tiers.core.create(scope, item.block, replace=True)
         embed = agent.tiers.embed
+        texts = [archival.indexed_text(d) for d in file.archival]
         vectors = (
-            await embed([archival.indexed_text(d) for d in file.archival])
-            if embed is not None and file.archival
+            await embed_texts(embed, texts, progress, task="embedding archival memory")
+            if embed is not None and texts
             else None
         )
         await archival.add_many(list(file.archival), vectors)
-        await agent.sync_recall(await agent.load_memory(user_id, chat_id))  # rebuilt from the imported turns
+        memory = await agent.load_memory(user_id, chat_id)
+        await agent.sync_recall(memory, progress)  # rebuilt from the imported turns

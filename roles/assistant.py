@@ -29,6 +29,7 @@ from brain.memory.brain_memory import BrainMemory
 from brain.memory.graph import graph_links
 from brain.memory.window import Window
 from brain.message import Message, check_text
+from brain.progress import Progress
 from brain.runtime import Runtime, open_runtime
 from brain.search.analysis import searchable
 from brain.settings import Settings
@@ -204,14 +205,15 @@ class Assistant(Role, ChatOperations):
                 yield piece
 
     async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:
-        """Answer the pending text of a failed turn; else take back the last answer and its question and
-        answer that question again. `InputError` when there is nothing to retry."""
+        """Answer the pending text of a failed turn; else take back the last answer and its question (the
+        newest two turns not taken back, even when a summary already covers them) and answer that question
+        again. `InputError` when there is nothing to retry."""
         async with self._chat(user_id, chat_id) as memory:
             if memory.last_talk is None:
-                history = memory.history
-                if len(history) < 2 or history[-1].role != "assistant" or history[-2].role != "user":
+                last = [t.message for t in await memory.last_turns(2)]
+                if len(last) < 2 or last[-1].role != "assistant" or last[-2].role != "user":
                     raise InputError("nothing to retry")
-                question = history[-2].content
+                question = last[-2].content
                 await self._take_back(memory, 2)
                 memory.set_last_talk(question)
                 await memory.dumps()
@@ -324,7 +326,7 @@ class Assistant(Role, ChatOperations):
         """Take back the newest `n` turns of a loaded chat (the tiered mode also clears recall)."""
         return await memory.pop(n)
 
-    async def _written(self, memory: BrainMemory) -> None:
+    async def _written(self, memory: BrainMemory, progress: Progress | None = None) -> None:
         """Called after turns were written outside a normal turn (the tiered mode indexes them)."""
 
     # ------------------------------------------------------------------ as a role in a team

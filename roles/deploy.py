@@ -18,7 +18,7 @@ from actions.prompt import PromptAction
 from brain.errors import ConfigError
 from brain.loader import config_error, load_settings_traced, read_config_file
 from brain.runtime import open_runtime
-from brain.settings import Settings
+from brain.settings import Settings, mask_url
 from roles.assistant import Assistant
 from roles.environment import Team, TeamResult
 from roles.role import USER_REQUIREMENT, Role
@@ -73,7 +73,9 @@ class Deployment(BaseModel):
         lines = [f"deployment {file}", f"redis: {settings.redis.masked_url}"]
         for name in sorted({r.llm for r in self.roles}):
             llm = settings.llm if name == "default" else settings.llm_for(name)
-            lines.append(f"llm {name}: {llm.model} at {llm.base_url or 'https://api.openai.com/v1'}")
+            lines.append(
+                f"llm {name}: {llm.model} at {mask_url(llm.base_url or 'https://api.openai.com/v1')}"
+            )
         for role in self.roles:
             actions = ", ".join(a.name for a in role.actions) or (
                 "TalkAction" if role.kind == "assistant" else "-"
@@ -109,20 +111,34 @@ def load_deployment(path: str | Path, environ: Mapping[str, str]) -> tuple[Setti
             raise ConfigError(f"{file}: roles.{i}.llm: no LLM named {role.llm!r}; define it under llms:")
         if role.kind == "role" and not role.actions:
             raise ConfigError(f"{file}: roles.{i}.actions: a plain role needs at least one action")
-        if role.kind not in {"role", "assistant"} and ":" not in role.kind:
-            raise ConfigError(f"{file}: roles.{i}.class: write assistant, role, or module:Class")
+        if role.kind not in {"role", "assistant"}:
+            _role_class(role.kind, f"{file}: roles.{i}.class")  # imported and checked now, even for --dry-run
         Skills.load(role.skills, where=f"{file}: roles.{i}.skills")
     return settings, deployment
 
 
 def _role_class(kind: str, where: str) -> type[Role]:
-    module, _, name = kind.partition(":")
+    """The Role subclass `module:Class` names; `ConfigError` at `where` when it does not import or is not
+    one that a deployment can build from an LLM and actions."""
+    module, colon, name = kind.partition(":")
+    if not colon or not module or not name.isidentifier():
+        raise ConfigError(f"{where}: {kind!r}: write assistant, role, or module:Class")
     try:
         cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"{where}: cannot import {kind!r}: {exc}") from exc
+    except ImportError as exc:
+        raise ConfigError(f"{where}: cannot import {kind!r}: {type(exc).__name__}: {exc}") from None
+    except AttributeError:
+        raise ConfigError(f"{where}: cannot import {kind!r}: module {module!r} has no {name!r}") from None
+    except Exception as exc:  # the module itself failed while importing
+        raise ConfigError(f"{where}: importing {module!r} failed: {type(exc).__name__}: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, Role)):
-        raise ConfigError(f"{where}: {kind!r} is not a Role class")
+        what = f"a {type(cls).__name__}" if not isinstance(cls, type) else f"class {cls.__name__}"
+        raise ConfigError(f"{where}: {kind!r} is {what}, not a subclass of roles.Role")
+    if issubclass(cls, Assistant):
+        raise ConfigError(
+            f"{where}: {kind!r} is an assistant, which needs memory: write class: assistant "
+            f"(memory.mode picks its kind)"
+        )
     return cls
 
 

@@ -43,9 +43,16 @@ class WorkerReport(BaseModel):
 
     entries: int = 0
     chats: int = 0
-    turns: int = 0
-    calls: int = 0
+    turns: int = 0  # turns of the batches recorded done, those before a chat's failed batch included
+    calls: int = 0  # completions the memory model made meanwhile, those of failed batches included
     failed: int = 0  # chats left pending after an error (retried later)
+
+
+@dataclass
+class _Tally:
+    """What a run applied so far (batches recorded done)."""
+
+    turns: int = 0
 
 
 @dataclass
@@ -76,6 +83,8 @@ class FactWorker:
         one extraction per batch, not per turn. Held entries stay pending in the stream (a crash loses
         nothing: they are reclaimed)."""
         queue, settings = self.tiers.fact_queue, self.settings
+        ledger = self.runtime.memory_llm.usage
+        first_call = len(ledger)  # calls are counted where they are made: a failed batch spent them too
         reclaim_ms, most = int(settings.reclaim_seconds * 1000), 10 * settings.batch_turns
         entries = await queue.reclaim(self.name, reclaim_ms, most)
         entries += await queue.read(self.name, most, block_ms if not entries else None)
@@ -88,28 +97,29 @@ class FactWorker:
         groups = [(chat, self._held.pop(chat).entries) for chat in due]
         limit = asyncio.Semaphore(settings.concurrency)
 
-        async def apply(
-            chat: tuple[str | bytes, str | bytes], group: list[QueueEntry]
-        ) -> tuple[int, int] | None:
+        tally = _Tally()
+
+        async def apply(chat: tuple[str | bytes, str | bytes], group: list[QueueEntry]) -> bool:
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
                 try:
                     with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
-                        return await self._apply(*chat, max(e.upto for e in group))
+                        await self._apply(*chat, max(e.upto for e in group), tally)
+                        return True
                 except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
                     telemetry.count_error("facts.batch")
                     _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
-                    return None
+                    return False
 
         results = await asyncio.gather(*(apply(chat, group) for chat, group in groups))
-        applied = [(r, group) for r, (_, group) in zip(results, groups, strict=True) if r is not None]
-        await queue.done([e.id for _, group in applied for e in group])
+        applied = [group for ok, (_, group) in zip(results, groups, strict=True) if ok]
+        await queue.done([e.id for group in applied for e in group])
         if telemetry.enabled():
             telemetry.queue_depth(await queue.backlog())
         return WorkerReport(
             entries=len(entries),
             chats=len(due),
-            turns=sum(r[0] for r, _ in applied),
-            calls=sum(r[1] for r, _ in applied),
+            turns=tally.turns,
+            calls=sum(1 for r in ledger.records[first_call:] if r.kind == "chat"),
             failed=len(groups) - len(applied),
         )
 
@@ -121,36 +131,35 @@ class FactWorker:
             or now - held.first >= settings.reclaim_seconds / 2
         )
 
-    async def _apply(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> tuple[int, int]:
+    async def _apply(self, user_id: str | bytes, chat_id: str | bytes, upto: int, tally: _Tally) -> None:
+        """Apply the chat's turns up to `upto`, counting in `tally` the turns of each batch recorded done
+        (those of a later batch that fails included)."""
         facts, settings = self.tiers.facts, self.settings
         start = await facts.progress(user_id, chat_id)
         if upto <= start:
-            return 0, 0  # applied before (a redelivered entry): nothing changes
+            return  # applied before (a redelivered entry): nothing changes
         stored = await self.runtime.store.read_turns(Conversation(user_id, chat_id), start + 1, upto - start)
-        applied = calls = 0
         # A chat that fell behind (a burst, a worker that was down) is read in bounded batches, each one
         # recorded as done before the next: prompts stay small and a failure repeats one batch only.
         for batch in batches(stored, settings.batch_turns, settings.batch_tokens):
             messages = [self._clipped(t) for t in batch if not t.hidden]
             report = await self._remember(user_id, chat_id, messages)
-            graphed = await self._graph(user_id, messages, report.hashes)
+            await self._graph(user_id, messages, report.hashes)
             await facts.set_progress(user_id, chat_id, batch[-1].seq)
-            applied, calls = applied + len(messages), calls + report.calls + graphed
-        return applied, calls
+            tally.turns += len(messages)
 
-    async def _graph(self, user_id: str | bytes, messages: list[Message], hashes: Sequence[str]) -> int:
-        """The batch's entities and relations, linked to the facts it gave (when graph memory is on);
-        how many calls it took. A failure leaves the batch pending: the facts part repeats without a call."""
+    async def _graph(self, user_id: str | bytes, messages: list[Message], hashes: Sequence[str]) -> None:
+        """The batch's entities and relations, linked to the facts it gave (when graph memory is on).
+        A failure leaves the batch pending: the facts part repeats without a call."""
         settings = self.runtime.settings.memory.graph
         if not settings.enabled or not messages:
-            return 0
+            return
         facts = self.tiers.facts
         ids = list((await facts.by_hash(user_id, list(hashes))).values())
         texts = {f.id: f.text for f in await facts.get_many(user_id, ids)}
-        report = await remember_graph(
+        await remember_graph(
             self.runtime.memory_llm, self.tiers.graph, user_id, messages, settings, facts=texts
         )
-        return report.calls
 
     def _clipped(self, turn: Turn) -> Message:
         """The message, its text cut to `batch_tokens` when one message alone is longer."""

@@ -13,6 +13,7 @@ from brain.memory.brain_memory import BrainMemory
 from brain.memory.erasure import ErasureReport, erase_chat, erase_user
 from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
 from brain.message import Message, check_text, speaker
+from brain.progress import Progress
 from brain.runtime import Runtime
 from brain.settings import MemorySettings
 from brain.store.protocol import Conversation
@@ -38,7 +39,7 @@ class ChatOperations:
     async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
         raise NotImplementedError
 
-    async def _written(self, memory: BrainMemory) -> None:
+    async def _written(self, memory: BrainMemory, progress: Progress | None = None) -> None:
         raise NotImplementedError
 
     async def _queue_facts(self, memory: BrainMemory) -> None:
@@ -57,15 +58,20 @@ class ChatOperations:
         raise NotImplementedError
 
     async def take_back(self, user_id: str, chat_id: str, n: int = 1) -> list[Message]:
-        """Take back the newest `n` turns: out of the window and recall, still stored (flagged hidden)."""
+        """Take back the newest `n` turns not taken back yet, whether or not a summary covers them: out of
+        the window and recall, still stored (flagged hidden). The summary is not rewritten."""
+        if n < 0:
+            raise InputError(f"cannot take back {n} turns")
         async with self._chat(user_id, chat_id) as memory:
             return await self._take_back(memory, n)
 
     async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
-        """Replace the last answer with `text` (the old one stays stored, taken back)."""
+        """Replace the last answer (the newest turn not taken back, summarized or not) with `text`; the old
+        one stays stored, taken back, and the new one is the chat's newest turn."""
         text = check_text(text, self.memory_settings.max_message_bytes, "rewritten answer")
         async with self._chat(user_id, chat_id) as memory:
-            if not memory.history or memory.history[-1].role != "assistant":
+            last = await memory.last_turns(1)
+            if not last or last[-1].message.role != "assistant":
                 raise InputError("there is no answer to rewrite")
             await self._take_back(memory, 1)
             answer = Message(content=text, sent_from=self._speaker, metadata={"rewritten": True})
@@ -115,16 +121,22 @@ class ChatOperations:
             await memory.set_title(title)
             return title
 
-    async def export_chat(self, user_id: str, chat_id: str) -> ConversationExport:
-        """Everything stored of the chat (every raw turn) as a versioned export."""
+    async def export_chat(
+        self, user_id: str, chat_id: str, *, progress: Progress | None = None
+    ) -> ConversationExport:
+        """Everything stored of the chat (every raw turn) as a versioned export; `progress` is told the
+        turns read."""
         async with self._lock(user_id, chat_id):
-            return await export_conversation(self.runtime.store, Conversation(user_id, chat_id))
+            return await export_conversation(self.runtime.store, Conversation(user_id, chat_id), progress)
 
-    async def import_chat(self, user_id: str, chat_id: str, export: ConversationExport) -> None:
-        """Load an export into this empty chat (`ConflictError` when it has data)."""
+    async def import_chat(
+        self, user_id: str, chat_id: str, export: ConversationExport, *, progress: Progress | None = None
+    ) -> None:
+        """Load an export into this empty chat (`ConflictError` when it has data); `progress` is told the
+        turns written, then (tiered) the turns indexed for recall."""
         async with self._chat(user_id, chat_id):
-            await import_conversation(self.runtime.store, export, Conversation(user_id, chat_id))
-            await self._written(await self.load_memory(user_id, chat_id))
+            await import_conversation(self.runtime.store, export, Conversation(user_id, chat_id), progress)
+            await self._written(await self.load_memory(user_id, chat_id), progress)
 
     async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
         """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors."""

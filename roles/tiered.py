@@ -25,6 +25,7 @@ from brain.memory.core import Block, render_blocks
 from brain.memory.graph import graph_links
 from brain.memory.tiers import Tiers
 from brain.message import Message, speaker
+from brain.progress import Progress, report
 from brain.runtime import Runtime
 from brain.search.analysis import searchable
 from brain.search.index import IndexedDoc
@@ -177,18 +178,21 @@ class TieredAssistant(Assistant):
             await recall.delete(message.id)
         return taken
 
-    async def _written(self, memory: BrainMemory) -> None:
-        await self.sync_recall(memory)
+    async def _written(self, memory: BrainMemory, progress: Progress | None = None) -> None:
+        await self.sync_recall(memory, progress)
 
-    async def sync_recall(self, memory: BrainMemory) -> int:
+    async def sync_recall(self, memory: BrainMemory, progress: Progress | None = None) -> int:
         """Index the stored turns recall memory has not seen yet (with vectors when embeddings are on):
-        turns of this process, of other processes, or written before the tiered mode. Returns how many."""
+        turns of this process, of other processes, or written before the tiered mode. Returns how many.
+        `progress` is told the turns indexed (a backfill of many turns: an import, a switch to tiered)."""
         recall = self.tiers.recall(memory.user_id, memory.chat_id)
         marker = await recall.get_source("turns") or {"upto": 0}
         upto, added = int(marker["upto"]), 0
         if upto > memory.turn_count:  # the chat was deleted and started again behind recall's back
             await recall.drop()
             upto = 0
+        first, task = upto, "indexing for recall"
+        report(progress, task, 0, memory.turn_count - first, "turns")
         while upto < memory.turn_count:
             turns = await memory.read_history(upto + 1, 500)
             if not turns:
@@ -202,6 +206,7 @@ class TieredAssistant(Assistant):
             added += await recall.add_many(docs, vectors)
             upto = turns[-1].seq
             await recall.set_source("turns", {"upto": upto})
+            report(progress, task, upto - first, memory.turn_count - first, "turns")
         return added
 
     async def _answer(self, turn: Turn) -> AsyncIterator[str]:

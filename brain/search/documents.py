@@ -6,21 +6,19 @@ Loading the same file twice adds nothing; a changed file replaces its old passag
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from brain.llm.protocol import Embed
 from brain.llm.tokens import Tokenizer
+from brain.progress import Progress, report
 from brain.search.index import IndexedDoc, SearchIndex
 
-__all__ = ["EMBED_CHUNK", "LoadResult", "Progress", "load_document", "split_document"]
+__all__ = ["EMBED_CHUNK", "LoadResult", "embed_texts", "load_document", "split_document"]
 
 EMBED_CHUNK = 256
 """Passages embedded per call while loading (the gateway splits further to the endpoint's limits)."""
-
-Progress = Callable[[int, int], None]
-"""Told (passages embedded so far, passages in all) while a document loads."""
 
 
 class LoadResult(BaseModel):
@@ -56,6 +54,23 @@ def split_document(text: str, tokenizer: Tokenizer, max_tokens: int = 300, overl
     return passages
 
 
+async def embed_texts(
+    embed: Embed,
+    texts: Sequence[str],
+    progress: Progress | None = None,
+    *,
+    task: str = "embedding",
+    unit: str = "passages",
+) -> list[list[float]]:
+    """The vectors of `texts`, `EMBED_CHUNK` per call; `progress` is told after each call."""
+    vectors: list[list[float]] = []
+    report(progress, task, 0, len(texts), unit)
+    for start in range(0, len(texts), EMBED_CHUNK):
+        vectors += await embed(texts[start : start + EMBED_CHUNK])
+        report(progress, task, len(vectors), len(texts), unit)
+    return vectors
+
+
 async def load_document(
     index: SearchIndex,
     source: str,
@@ -71,7 +86,7 @@ async def load_document(
 
     Everything is embedded before anything is written: a failing embedding call leaves the old passages
     and the source's marker as they were, so loading again retries. Passages that did not change keep
-    their ids; only the ones gone from the text are removed."""
+    their ids; only the ones gone from the text are removed. `progress` is told the passages embedded."""
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     known = await index.get_source(source)
     if known is not None and known.get("sha256") == digest:
@@ -87,13 +102,11 @@ async def load_document(
         )
         for i, p in enumerate(passages)
     ]
-    vectors: list[list[float]] | None = None
-    if embed is not None and docs:
-        vectors = []
-        for start in range(0, len(docs), EMBED_CHUNK):
-            vectors += await embed([index.indexed_text(d) for d in docs[start : start + EMBED_CHUNK]])
-            if progress is not None:
-                progress(len(vectors), len(docs))
+    vectors = (
+        await embed_texts(embed, [index.indexed_text(d) for d in docs], progress)
+        if embed is not None and docs
+        else None
+    )
     added = await index.add_many(docs, vectors)
     kept = {d.id for d in docs}
     removed = 0

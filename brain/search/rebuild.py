@@ -3,6 +3,7 @@ version): the old terms are found again with the old analysis, removed, and the 
 
 One process rebuilds (a lease in Redis); the others wait for it. Until the index records the new analysis,
 the scripts refuse to add, delete or search it, so nothing is read from or written into half-built postings.
+Its progress goes to the caller's `Progress`, or without one to the `brain.progress` log at INFO.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from brain.errors import StoreError
+from brain.progress import Progress, ProgressLog, report
 from brain.store.connection import RedisClient
 
 if TYPE_CHECKING:
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["rebuild"]
 
 LEASE_MS = 600_000
+CHUNK = 500
+"""Documents re-posted per pipeline (and between progress reports)."""
 WAIT_SECONDS = 600.0
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
@@ -33,9 +37,11 @@ async def rebuild(
     stored: Callable[[], Awaitable[str]],
     all_docs: Callable[[], Awaitable[Sequence[IndexedDoc]]],
     counts: Callable[[IndexedDoc, str], dict[str, int]],
+    progress: Progress | None = None,
 ) -> int:
     """Re-post every document of `base` under `analysis` unless `stored()` already says so; how many were
-    re-posted. `counts(doc, analysis)` gives a document's term counts under an analysis."""
+    re-posted. `counts(doc, analysis)` gives a document's term counts under an analysis. `progress` is told
+    the documents re-posted (without one, they are logged)."""
     lease, token = f"{base}:rebuilding", uuid.uuid4().hex
     deadline = time.monotonic() + WAIT_SECONDS
     while not await client.set(lease, token, nx=True, px=LEASE_MS):
@@ -49,21 +55,27 @@ async def rebuild(
         if old == analysis:
             return 0
         docs = await all_docs()
+        progress = progress or ProgressLog()
+        task = f"re-analysing {base} ({old} -> {analysis})"
+        report(progress, task, 0, len(docs), "documents")
         old_terms = set().union(*(counts(doc, old) for doc in docs)) if docs else set()
         keys = [f"{base}:post:{term}" for term in sorted(old_terms)] + [f"{base}:len"]
         for start in range(0, len(keys), 500):
             await client.delete(*keys[start : start + 500])
         total = 0
-        for start in range(0, len(docs), 500):
+        for start in range(0, len(docs), CHUNK):
             pipe = client.pipeline(transaction=False)
-            for doc in docs[start : start + 500]:
+            for doc in docs[start : start + CHUNK]:
                 doc_counts = counts(doc, analysis)
                 total += sum(doc_counts.values())
                 pipe.hset(f"{base}:len", doc.id, sum(doc_counts.values()))
                 for term, tf in doc_counts.items():
                     pipe.zadd(f"{base}:post:{term}", {doc.id: tf})
             await pipe.execute()
+            if start + CHUNK < len(docs):
+                report(progress, task, start + CHUNK, len(docs), "documents")
         await client.hset(f"{base}:stats", mapping={"v": analysis, "total": total, "n": len(docs)})
+        report(progress, task, len(docs), len(docs), "documents")
         return len(docs)
     finally:
         await client.eval(_RELEASE, 1, lease, token)

@@ -18,6 +18,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from brain.errors import InputError, StoreError
+from brain.progress import Progress
 from brain.search.analyses import analysed
 from brain.search.analysis import ANALYSIS
 from brain.search.dates import dated_text
@@ -61,9 +62,10 @@ class IndexStore:
         raw = await self._call("reading", self._client.hget(self._key("stats"), "v"))
         return "1" if raw is None else text(raw)
 
-    async def rebuild(self) -> int:
+    async def rebuild(self, progress: Progress | None = None) -> int:
         """Re-analyse every document if the postings were made by another analysis (e.g. an index written
-        by an older version). Idempotent; other processes wait for it. Returns how many were re-analysed."""
+        by an older version). Idempotent; other processes wait for it. Returns how many were re-analysed.
+        `progress` is told the counts; without one (a rebuild on first use), they are logged at INFO."""
         return int(
             await self._call(
                 "rebuilding",
@@ -74,6 +76,7 @@ class IndexStore:
                     self._stored_analysis,
                     self.all_docs,
                     self._counts,
+                    progress,
                 ),
             )
         )

@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from brain.errors import StoreError
+from brain.logs import redact
 from brain.settings import RedisSettings, Settings, mask_url
 from brain.store.embedded import EmbeddedValkey
 
@@ -143,9 +144,11 @@ _HOLDING: contextvars.ContextVar[bool] = contextvars.ContextVar("brain_redis_tur
 class RedisConnection:
     """Owns the process's Redis client (and the embedded server when it started one)."""
 
-    def __init__(self, client: RedisClient, url: str, embedded: EmbeddedValkey | None = None) -> None:
+    def __init__(
+        self, client: RedisClient, url: str, embedded: EmbeddedValkey | None = None, *, shown: str = ""
+    ) -> None:
         self.client = client
-        self.masked_url = mask_url(url)
+        self.masked_url = shown or mask_url(url)  # as every message shows it (the configured URL, masked)
         self.embedded = embedded
 
     @classmethod
@@ -160,6 +163,7 @@ class RedisConnection:
             url = await asyncio.to_thread(embedded.start)
         else:
             url = settings.redis.url.get_secret_value()
+        shown = mask_url(url)  # the URL as configured (valkey:// included), password masked, in every message
         if url.lower().startswith("valkey"):
             url = "redis" + url[len("valkey") :]
         kwargs = client_kwargs(settings.redis, url)
@@ -174,8 +178,8 @@ class RedisConnection:
                 client = aioredis.Redis.from_pool(pool)
         except (ValueError, RedisError) as exc:
             await asyncio.to_thread(_stop, embedded)
-            raise StoreError(f"bad Redis URL {mask_url(url)}: {exc}") from exc
-        connection = cls(client, url, embedded)
+            raise StoreError(f"bad Redis URL {shown}: {redact(str(exc))}") from exc
+        connection = cls(client, url, embedded, shown=shown)
         try:
             await connection.check()
         except StoreError:

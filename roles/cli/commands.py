@@ -14,6 +14,7 @@ from brain.memory.transfer import parse_export
 from brain.message import speaker
 from brain.search.index import IndexedDoc
 from roles.cli.graph import graph_text
+from roles.cli.progress import progress_to
 from roles.tiered import TieredAssistant
 
 if TYPE_CHECKING:
@@ -63,8 +64,17 @@ async def _memory(s: ChatSession, _: str) -> bool:
     return True
 
 
+def _count(arg: str, default: int, usage: str) -> int:
+    """The number a command was given (`default` without one); `InputError` showing `usage` otherwise."""
+    if not arg:
+        return default
+    if not arg.isascii() or not arg.isdigit():
+        raise InputError(f"{arg!r} is not a number of turns; usage: {usage}")
+    return int(arg)
+
+
 async def _dump(s: ChatSession, arg: str) -> bool:
-    n = int(arg) if arg.isdigit() else 10
+    n = _count(arg, 10, "/dump [n]")
     m = await s.assistant.load_memory(s.user_id, s.chat_id)
     for turn in await m.read_history(max(m.turn_count - n + 1, 1), n):
         flag = " (taken back)" if turn.hidden else ""
@@ -73,7 +83,7 @@ async def _dump(s: ChatSession, arg: str) -> bool:
 
 
 async def _pop(s: ChatSession, arg: str) -> bool:
-    taken = await s.assistant.take_back(s.user_id, s.chat_id, int(arg) if arg.isdigit() else 1)
+    taken = await s.assistant.take_back(s.user_id, s.chat_id, _count(arg, 1, "/pop [n]"))
     s.say(f"took back {len(taken)} turn(s); they stay stored (see /dump)")
     return True
 
@@ -122,7 +132,10 @@ async def _export(s: ChatSession, arg: str) -> bool:
     export = await s.assistant.export_chat(s.user_id, s.chat_id)
     text = export.model_dump_json(indent=2)
     if arg:
-        await asyncio.to_thread(_write, arg, text + "\n")
+        try:
+            await asyncio.to_thread(_write, arg, text + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot write {arg}: {exc.strerror or exc}") from None
         s.say(f"exported {len(export.turns)} turns to {arg}")
     else:
         s.say(text)
@@ -136,10 +149,12 @@ async def _import(s: ChatSession, arg: str) -> bool:
     try:
         data = await asyncio.to_thread(_read, arg)
     except OSError as exc:
-        s.say(f"error: cannot read {arg}: {exc.strerror}")
-        return True
+        raise InputError(f"cannot read {arg}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{arg} is not UTF-8 text: not a conversation export") from None
     export = parse_export(data)
-    await s.assistant.import_chat(s.user_id, s.chat_id, export)
+    with progress_to(s.status) as progress:
+        await s.assistant.import_chat(s.user_id, s.chat_id, export, progress=progress)
     s.say(f"imported {len(export.turns)} turns")
     return True
 

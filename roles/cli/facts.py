@@ -9,10 +9,12 @@ import signal
 import sys
 from datetime import UTC, datetime
 
+from brain import telemetry
 from brain.errors import InputError
 from brain.runtime import open_runtime
 from brain.search.analysis import searchable
 from brain.settings import Settings
+from roles.cli.args import USER_ID
 from roles.fact_worker import FactWorker
 from roles.service import as_of_time as when
 
@@ -21,20 +23,20 @@ __all__ = ["add_fact_commands", "fact_command", "worker_command"]
 
 def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
     facts = memory_commands.add_parser("facts", help="list or search a user's facts", parents=[common])
-    facts.add_argument("--user", required=True)
+    facts.add_argument("--user", type=USER_ID, required=True)
     facts.add_argument("--search", metavar="QUERY", help="only facts matching QUERY")
     facts.add_argument("--as-of", metavar="DATE", help="the facts that were true then (ISO date or time)")
     facts.add_argument("--all", action="store_true", help="retired facts too")
     history = memory_commands.add_parser(
         "history", help="the audit trail of a user's facts", parents=[common]
     )
-    history.add_argument("--user", required=True)
+    history.add_argument("--user", type=USER_ID, required=True)
     history.add_argument("--fact", metavar="ID", help="only this fact's events")
     rollback = memory_commands.add_parser(
         "rollback", help="undo one fact or relation change", parents=[common]
     )
     rollback.add_argument("event", help="the event id, from brain memory history")
-    rollback.add_argument("--user", required=True)
+    rollback.add_argument("--user", type=USER_ID, required=True)
 
 
 def _date(ts: float | None) -> str:
@@ -79,6 +81,7 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def worker_command(settings: Settings, once: bool) -> int:
+    telemetry.configure(settings.telemetry)
     async with open_runtime(settings) as runtime:
         worker = FactWorker(runtime)
         if once:

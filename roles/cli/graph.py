@@ -14,6 +14,7 @@ from brain.memory.graph import Format, Neighbourhood, render
 from brain.memory.tiers import Tiers
 from brain.runtime import open_runtime
 from brain.settings import Settings
+from roles.cli.args import USER_ID
 from roles.service import as_of_time as when
 
 __all__ = ["add_graph_command", "graph_command", "graph_text"]
@@ -30,7 +31,7 @@ _TEXT: dict[str, Format] = {
 
 def add_graph_command(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
     graph = memory_commands.add_parser("graph", help="show a user's graph memory", parents=[common])
-    graph.add_argument("--user", required=True)
+    graph.add_argument("--user", type=USER_ID, required=True)
     graph.add_argument("--format", choices=("mermaid", "dot", "json"), default=None, help="text to print")
     graph.add_argument("--entity", metavar="NAME", help="only this entity's neighbourhood")
     graph.add_argument("--as-of", metavar="DATE", help="the relations that were true then")

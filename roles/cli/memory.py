@@ -1,4 +1,5 @@
-"""`brain memory ...` and `brain agent ...`: memory for scripts (export, import, delete, load documents)."""
+"""`brain memory ...` and `brain agent ...`: memory for scripts (export, import, delete, load documents).
+Long work shows its progress on stderr (`roles.cli.progress`); stdout carries only data and results."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from pathlib import Path
 
 from brain.errors import InputError
 from brain.memory.transfer import export_conversation, import_conversation, parse_export
+from brain.progress import Progress, within
 from brain.runtime import Runtime, open_runtime
 from brain.search.documents import load_document
 from brain.settings import Settings
 from brain.store.protocol import Conversation
 from roles.agent_file import export_agent, import_agent, parse_agent_file
 from roles.assistant import Assistant
+from roles.cli.progress import progress_to
 
 __all__ = ["agent_command", "memory_command"]
 
@@ -37,21 +40,27 @@ async def memory_command(settings: Settings, args: argparse.Namespace) -> int:
         print("brain: refusing to delete without --yes", file=sys.stderr)
         return 2
     async with open_runtime(settings) as runtime:
-        if args.memory_command == "load":
-            return await _load(runtime, args.user, args.files)
         if args.memory_command == "delete":
             return await _delete(Assistant.for_runtime(runtime), args.user, args.chat)
-        conv = Conversation(args.user, args.chat)
-        if args.memory_command == "export":
-            text = (await export_conversation(runtime.store, conv)).model_dump_json(indent=2) + "\n"
-            if args.file:
-                await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
-            else:
-                sys.stdout.write(text)
+        with progress_to(sys.stderr) as progress:
+            return await _transfer(runtime, args, progress)
+
+
+async def _transfer(runtime: Runtime, args: argparse.Namespace, progress: Progress) -> int:
+    if args.memory_command == "load":
+        return await _load(runtime, args.user, args.files, progress)
+    conv = Conversation(args.user, args.chat)
+    if args.memory_command == "export":
+        export = await export_conversation(runtime.store, conv, progress)
+        text = export.model_dump_json(indent=2) + "\n"
+        if args.file:
+            await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
         else:
-            export = parse_export(await asyncio.to_thread(_read, args.file))
-            await import_conversation(runtime.store, export, conv)
-            print(f"imported {len(export.turns)} turns into {args.user}/{args.chat}")
+            sys.stdout.write(text)
+    else:
+        export = parse_export(await asyncio.to_thread(_read, args.file))
+        await import_conversation(runtime.store, export, conv, progress)
+        print(f"imported {len(export.turns)} turns into {args.user}/{args.chat}")
     return 0
 
 
@@ -79,19 +88,19 @@ async def _delete(assistant: Assistant, user: str, chat: str | None) -> int:
     return 0
 
 
-async def _load(runtime: Runtime, user: str, files: list[str]) -> int:
+async def _load(runtime: Runtime, user: str, files: list[str], progress: Progress) -> int:
     if runtime.tiers is None:
         raise InputError("archival memory needs Redis")
     index = runtime.tiers.archival(user)
     for name in files:
         source, text = await asyncio.to_thread(_read_source, name)
-        print(f"{name}: loading…", file=sys.stderr, flush=True)
-
-        def progress(done: int, total: int, name: str = name) -> None:
-            print(f"{name}: {done}/{total} passages embedded", file=sys.stderr, flush=True)
-
         result = await load_document(
-            index, source, text, runtime.tokenizer, embed=runtime.tiers.embed, progress=progress
+            index,
+            source,
+            text,
+            runtime.tokenizer,
+            embed=runtime.tiers.embed,
+            progress=within(progress, name),
         )
         if result.unchanged:
             print(f"{name}: unchanged, nothing added")
@@ -106,14 +115,17 @@ async def agent_command(settings: Settings, args: argparse.Namespace) -> int:
         agent = Assistant.for_runtime(runtime)
         if args.agent_command == "export":
             user, chat = args.user or "local", args.chat or "default"
-            text = (await export_agent(agent, settings, user, chat)).model_dump_json(indent=2) + "\n"
+            with progress_to(sys.stderr) as progress:
+                exported = await export_agent(agent, settings, user, chat, progress)
+            text = exported.model_dump_json(indent=2) + "\n"
             await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
             print(f"exported the agent to {args.file}")
             return 0
         file = parse_agent_file(await asyncio.to_thread(_read, args.file))
         user = args.user or file.agent.get("user_id", "local")
         chat = args.chat or file.agent.get("chat_id", "default")
-        await import_agent(file, agent, user, chat)
+        with progress_to(sys.stderr) as progress:
+            await import_agent(file, agent, user, chat, progress)
     print(
         f"imported the agent into {user}/{chat}: {len(file.conversation.turns)} turns, "
         f"{len(file.core_blocks)} core blocks, {len(file.archival)} archival passages"

@@ -16,6 +16,7 @@ from brain.runtime import open_runtime
 from brain.settings import Settings
 from brain.store.api_keys import ApiKeyStore
 from roles.assistant import Assistant
+from roles.cli.args import AGENT_ID, USER_ID
 from roles.mcp_server import build_mcp
 from roles.service import MemoryService, Scope
 
@@ -31,16 +32,18 @@ def add_service_commands(commands: argparse._SubParsersAction, common: argparse.
     mcp = commands.add_parser(
         "mcp", help="an MCP server over stdio, for editors and desktop apps", parents=[common]
     )
-    mcp.add_argument("--user", help="whose memory it serves (default: serve.mcp_user)")
-    mcp.add_argument("--agent", help="the agent it serves as (default: serve.mcp_agent)")
+    mcp.add_argument("--user", type=USER_ID, help="whose memory it serves (default: serve.mcp_user)")
+    mcp.add_argument("--agent", type=AGENT_ID, help="the agent it serves as (default: serve.mcp_agent)")
     keys = commands.add_parser("keys", help="create, list or revoke API keys", parents=[common])
     actions = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     create = actions.add_parser("create", help="a new key for one user (shown once)", parents=[common])
-    create.add_argument("--user", required=True, help="the user whose memory the key reaches")
-    create.add_argument("--agent", help="the agent the key acts as (it sees the user's other facts too)")
+    create.add_argument("--user", type=USER_ID, required=True, help="the user whose memory the key reaches")
+    create.add_argument(
+        "--agent", type=AGENT_ID, help="the agent the key acts as (it sees the user's other facts too)"
+    )
     create.add_argument("--name", default="", help="a note to recognise the key by")
     listing = actions.add_parser("list", help="keys (never their secrets)", parents=[common])
-    listing.add_argument("--user", help="only this user's keys")
+    listing.add_argument("--user", type=USER_ID, help="only this user's keys")
     revoke = actions.add_parser("revoke", help="revoke a key at once, on every server", parents=[common])
     revoke.add_argument("id", help="the key's id, from brain keys list")
 

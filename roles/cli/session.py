@@ -2,6 +2,8 @@
 without a terminal). Every change to memory goes through the Assistant; this module only talks to the user.
 
 A failed turn prints one line and keeps the typed text pending: `/retry` answers it, `/memory` shows it.
+A failed slash command (a bad argument, a file that cannot be read or written, the store, a bug) prints one
+line, `error: /command: what went wrong`, and the session goes on.
 While the model is slow to answer (retries after errors, a long queue), a status line says so.
 """
 
@@ -15,10 +17,11 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TextIO
 
 from brain.errors import BrainError, InputError
+from brain.logs import redact
 from roles.assistant import Assistant
 from roles.cli.commands import COMMANDS
 
-__all__ = ["ChatSession"]
+__all__ = ["ChatSession", "describe"]
 
 
 WAIT_FIRST_S = 2.0
@@ -49,30 +52,39 @@ class ChatSession:
         self.out.flush()
 
     async def handle(self, line: str) -> bool:
+        """Do one input line: a turn, or a slash command. Whatever fails prints one line and the session goes
+        on; False only when the session should end (`/exit`)."""
         text = line.strip()
         if not text:
             return True
+        if not text.startswith("/"):
+            await self.reply(lambda: self.assistant.chat_stream(self.user_id, self.chat_id, text), text)
+            return True
         command, _, rest = text.partition(" ")
-        handler = COMMANDS.get(command) if text.startswith("/") else None
-        if text.startswith("/") and handler is None:
+        handler = COMMANDS.get(command)
+        if handler is None:
             self.say(f"unknown command {command}; /help lists them")
             return True
         try:
-            if handler is None:
-                await self.reply(lambda: self.assistant.chat_stream(self.user_id, self.chat_id, text), text)
-                return True
             return await handler(self, rest.strip())
-        except InputError as exc:
-            self.unsent = None  # nothing was stored or sent: there is nothing to retry
-            self.say(f"error: {exc}")
-        except BrainError as exc:  # the turn failed; memory is as it was and the line waits for /retry
-            self.failed = True
-            self.note(f"error: {exc}")
-            self.note("(your message is kept: /retry sends it again)")
-        return True
+        except Exception as exc:  # a bad argument, a file, the store, a bug: the session outlives it
+            self.say(f"error: {command}: {describe(exc)}")
+            return True
 
     async def reply(self, start: Callable[[], AsyncIterator[str]], text: str | None = None) -> None:
-        """Stream an answer; a status line appears while the model keeps us waiting."""
+        """Stream an answer; a status line appears while the model keeps us waiting. A failed turn prints one
+        line: bad input is dropped, any other failure leaves the text pending for `/retry`."""
+        try:
+            await self._stream(start, text)
+        except InputError as exc:
+            self.unsent = None  # nothing was stored or sent: there is nothing to retry
+            self.say(f"error: {describe(exc)}")
+        except Exception as exc:  # the turn failed; memory is as it was and the line waits for /retry
+            self.failed = True
+            self.note(f"error: {describe(exc)}")
+            self.note("(your message is kept: /retry sends it again)")
+
+    async def _stream(self, start: Callable[[], AsyncIterator[str]], text: str | None) -> None:
         before = len(self.assistant.llm.usage)
         self.unsent = text
         began = time.monotonic()
@@ -105,6 +117,18 @@ class ChatSession:
     def note(self, text: str) -> None:
         self.status.write(text + "\n")
         self.status.flush()
+
+
+def describe(exc: BaseException) -> str:
+    """A failure as one plain line: the library's own message, a file's problem, or what went wrong;
+    passwords in URLs masked. Pure."""
+    if isinstance(exc, BrainError):
+        text = str(exc)
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return redact("; ".join(line.strip() for line in text.splitlines() if line.strip()))
 
 
 class _RetryNotes(logging.Handler):

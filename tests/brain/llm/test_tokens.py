@@ -85,3 +85,22 @@ def test_split_windows_fit_and_cover(text: str, size: int, data: st.DataObject) 
 def test_split_rejects_bad_sizes() -> None:
     with pytest.raises(ValueError, match="max_tokens"):
         tok.split("abc", 5, 5)
+
+
+def test_a_model_tiktoken_does_not_know_counts_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    _load.cache_clear()
+    with caplog.at_level(logging.DEBUG, logger="brain.tokens"):
+        tok = Tokenizer.for_model("llama3.1")
+    _load.cache_clear()
+    assert tok.name == OFFLINE_ENCODING  # an approximate count, and nothing the user could change
+    assert [r.levelno for r in caplog.records if r.name == "brain.tokens"] == [logging.DEBUG]
+
+
+def test_an_encoding_that_cannot_load_warns_once_with_what_to_do(caplog: pytest.LogCaptureFixture) -> None:
+    _load.cache_clear()
+    with caplog.at_level(logging.WARNING, logger="brain.tokens"):
+        assert Tokenizer.for_model("llama3.1", "no_such_encoding").name == OFFLINE_ENCODING
+        Tokenizer.for_model("llama3.1", "no_such_encoding")
+    _load.cache_clear()
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "brain.tokens"]
+    assert "no_such_encoding" in warning and warning.endswith("check llm.encoding")

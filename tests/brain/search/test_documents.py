@@ -10,6 +10,7 @@ import redis.asyncio as aioredis
 from brain.errors import LLMError
 from brain.keys import archival_base
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
+from brain.progress import ProgressEvent
 from brain.search.documents import EMBED_CHUNK, load_document, split_document
 from brain.search.index import SearchIndex
 
@@ -63,12 +64,19 @@ async def test_a_failed_embedding_keeps_the_old_passages_and_the_next_load_retri
         await load_document(index, "notes.md", new, TOK, max_tokens=8, overlap=1, embed=broken)
     assert await index.count() == before  # the old passages are all there ...
     assert len((await index.search("boiler"))[0]) == before
-    seen: list[tuple[int, int]] = []
+    seen: list[ProgressEvent] = []
     again = await load_document(
-        index, "notes.md", new, TOK, max_tokens=8, overlap=1, embed=embed, progress=lambda *p: seen.append(p)
+        index, "notes.md", new, TOK, max_tokens=8, overlap=1, embed=embed, progress=seen.append
     )
     assert not again.unchanged and again.added == 1 and again.removed == 0  # ... and the retry happens
-    assert seen == [(4, 4)] and await index.count() == before + 1
+    assert [(e.task, e.done, e.total, e.unit) for e in seen] == [
+        ("embedding", 0, 4, "passages"),
+        ("embedding", 4, 4, "passages"),
+    ]
+    assert await index.count() == before + 1
+    seen.clear()
+    unchanged = await load_document(index, "notes.md", new, TOK, max_tokens=8, overlap=1, embed=embed)
+    assert unchanged.unchanged and seen == []  # nothing to do, nothing told
 
 
 async def test_long_documents_are_embedded_in_chunks_with_progress(redis_client: aioredis.Redis) -> None:
@@ -80,7 +88,7 @@ async def test_long_documents_are_embedded_in_chunks_with_progress(redis_client:
         return [[1.0, 0.5] for _ in texts]
 
     text = "\n\n".join(f"Line {i} of a long file." for i in range(EMBED_CHUNK * 2 + 10))
-    seen: list[tuple[int, int]] = []
+    seen: list[ProgressEvent] = []
     result = await load_document(
         index,
         "long.txt",
@@ -89,8 +97,9 @@ async def test_long_documents_are_embedded_in_chunks_with_progress(redis_client:
         max_tokens=10,
         overlap=1,
         embed=embed,
-        progress=lambda *p: seen.append(p),
+        progress=seen.append,
     )
     total = result.added
     assert sizes[:-1] == [EMBED_CHUNK] * (len(sizes) - 1) and sum(sizes) == total
-    assert seen[-1] == (total, total) and len(seen) == len(sizes)
+    assert [e.done for e in seen] == [0, *(min(EMBED_CHUNK * (i + 1), total) for i in range(len(sizes)))]
+    assert {e.total for e in seen} == {total} and seen[-1].finished

@@ -4,12 +4,15 @@ postings gone, every document findable under the new analysis, once, whoever get
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 import redis.asyncio as aioredis
 
 from brain.errors import StoreError
 from brain.keys import recall_base
+from brain.progress import PROGRESS_LOGGER, ProgressEvent
+from brain.search import rebuild as rebuild_module
 from brain.search.analyses import terms_v1
 from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
 
@@ -79,3 +82,65 @@ async def test_an_index_from_a_newer_version_is_left_alone(redis_client: aioredi
     with pytest.raises(StoreError, match="does not know"):
         await index.search("咖啡")
     assert await redis_client.hget(f"{base}:stats", "v") == b"99"
+
+
+async def test_a_rebuild_on_first_use_logs_its_counts(
+    redis_client: aioredis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    base = recall_base("brain", "ann", "logged")
+    await write_v1(redis_client, base)
+    index = SearchIndex(redis_client, base, dated=True)
+    caplog.set_level(logging.INFO, logger=PROGRESS_LOGGER)
+    hits, _ = await index.search("咖啡")  # nobody asked for progress: the library logs it
+    assert [h.doc.id for h in hits] == ["t1"]
+    messages = [r.getMessage() for r in caplog.records if r.name == PROGRESS_LOGGER]
+    task = f"re-analysing {base} (1 -> {index.analysis})"
+    assert messages[0] == f"{task}: 0/3 documents (0%)"
+    assert messages[-1].startswith(f"{task}: 3/3 documents done in ") and len(messages) == 2
+    assert all(r.levelno == logging.INFO for r in caplog.records if r.name == PROGRESS_LOGGER)
+
+
+async def test_an_asked_rebuild_tells_its_progress_chunk_by_chunk(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    base = recall_base("brain", "ann", "told")
+    await write_v1(redis_client, base)
+    monkeypatch.setattr(rebuild_module, "CHUNK", 2)
+    index = SearchIndex(redis_client, base, dated=True)
+    seen: list[ProgressEvent] = []
+    caplog.set_level(logging.INFO, logger=PROGRESS_LOGGER)
+    assert await index.rebuild(progress=seen.append) == 3
+    assert [(e.done, e.total, e.unit) for e in seen] == [
+        (0, 3, "documents"),
+        (2, 3, "documents"),
+        (3, 3, "documents"),
+    ]
+    assert seen[0].task == f"re-analysing {base} (1 -> {index.analysis})"
+    assert not [r for r in caplog.records if r.name == PROGRESS_LOGGER]  # told, not logged
+    seen.clear()
+    assert await index.rebuild(progress=seen.append) == 0 and seen == []  # current: nothing to tell
+
+
+async def test_an_index_of_analysis_2_is_rebuilt_with_characters(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Analysis "2" had jieba's words only: 猫 could not find 猫咪. Rebuilt, it can, and nothing is left of
+    the old postings but what the new analysis also has."""
+    base = recall_base("brain", "ann", "v2")
+    docs = [
+        IndexedDoc(id="t1", text="Ann: 我家的猫咪很可爱", ts=1_644_253_200),
+        IndexedDoc(id="t2", text="Bob: 我喜欢喝绿茶", ts=1_644_253_260),
+    ]
+    with monkeypatch.context() as patch:
+        patch.setattr("brain.search.storage.ANALYSIS", "2")
+        old = SearchIndex(redis_client, base, dated=True)
+        await old.add_many(docs)
+        assert old.analysis == "2d" and (await old.search("猫"))[1] == 0
+    assert await redis_client.hget(f"{base}:stats", "v") == b"2d"
+    index = SearchIndex(redis_client, base, dated=True)
+    hits, total = await index.search("猫")
+    assert [h.doc.id for h in hits] == ["t1"] and total == 1
+    assert await redis_client.hget(f"{base}:stats", "v") == b"3d"
+    assert await redis_client.zscore(f"{base}:post:茶", "t2") == 1
+    assert [h.doc.id for h in (await index.search("绿茶"))[0]] == ["t2"]
+    assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []
