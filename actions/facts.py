@@ -50,6 +50,9 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+MAX_FACTS = 30
+"""Facts one extraction may return: a model that loops stops there instead of at the token limit."""
+
 _FACT = _object(
     text={"type": "string"},
     category={"type": "string", "enum": list(CATEGORIES)},
@@ -59,7 +62,7 @@ _FACT = _object(
 
 def extract_schema(fold: bool = False) -> JsonSchema:
     """The shape of an extraction reply; with `fold`, the rolling summary too."""
-    facts = {"type": "array", "items": _FACT}
+    facts = {"type": "array", "items": _FACT, "maxItems": MAX_FACTS}
     if fold:
         return JsonSchema(name="facts_and_summary", shape=_object(facts=facts, summary={"type": "string"}))
     return JsonSchema(name="facts", shape=_object(facts=facts))
@@ -70,6 +73,7 @@ RECONCILE_SCHEMA = JsonSchema(
     shape=_object(
         memory={
             "type": "array",
+            "maxItems": 2 * MAX_FACTS,
             "items": _object(
                 event={"type": "string", "enum": ["ADD", "UPDATE", "DELETE", "NONE"]},
                 id={"type": ["string", "null"]},

@@ -39,18 +39,20 @@ RECORD_GRAPH = ToolSpec(
         "properties": {
             "entities": {
                 "type": "array",
+                "maxItems": 30,  # the default graph.max_entities: a model cannot loop past it
                 "items": {
                     "type": "object",
                     "properties": {
                         "name": _STRING,
                         "type": _STRING,
-                        "aliases": {"type": "array", "items": _STRING},
+                        "aliases": {"type": "array", "items": _STRING, "maxItems": 5},
                     },
                     "required": ["name", "type"],
                 },
             },
             "relations": {
                 "type": "array",
+                "maxItems": 40,  # the default graph.max_relations
                 "items": {
                     "type": "object",
                     "properties": {
@@ -71,7 +73,10 @@ RETIRE_RELATIONS = ToolSpec(
     description="Retire the existing relations that the new ones show are no longer true.",
     parameters={
         "type": "object",
-        "properties": {"ids": {"type": "array", "items": {"type": "integer"}}, "reason": _STRING},
+        "properties": {
+            "ids": {"type": "array", "items": {"type": "integer"}, "maxItems": 200},  # graph.max_checks' cap
+            "reason": _STRING,
+        },
         "required": ["ids"],
     },
 )

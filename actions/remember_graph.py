@@ -68,7 +68,9 @@ async def remember_graph(
     batch = fact_hash("graph\n" + transcript)
     if await graph.applied(user_id, batch):
         return GraphReport(repeat=True)
-    reply = await llm.complete(render_extract(transcript, today), tools=[RECORD_GRAPH])
+    reply = await llm.complete(
+        render_extract(transcript, today), tools=[RECORD_GRAPH], tool_choice="required"
+    )
     usage = reply.usage
     extracted, cut = parse_extracted(reply, settings.max_entities, settings.max_relations)
     if cut:
@@ -101,7 +103,9 @@ async def remember_graph(
     if candidates:
         shown = around.model_copy(update={"relations": tuple(candidates)}).lines()
         fresh = [_line(r, names, around) for r in new]
-        check = await llm.complete(render_check(shown, fresh), tools=[RETIRE_RELATIONS])
+        check = await llm.complete(
+            render_check(shown, fresh), tools=[RETIRE_RELATIONS], tool_choice="required"
+        )
         usage, calls = usage + check.usage, 2
         chosen, reason = parse_retired(check, len(candidates))
         for index in chosen:

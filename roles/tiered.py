@@ -263,8 +263,8 @@ class TieredAssistant(Assistant):
                 else:
                     result, heartbeat = await self.skills.invoke(call), True
                 messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=result))
-            if not heartbeat:
-                break
+            if not heartbeat and "".join(turn.pieces).strip():
+                break  # without a word to the user yet, the model gets another step (the last has no tools)
         if not "".join(turn.pieces).strip():
             raise LLMError(f"{self.llm.model}: the turn ended without a message to the user")
 

@@ -53,13 +53,24 @@ def network_guard() -> Iterator[NetworkGuard]:
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the developer's keys, config or data directory."""
+def _clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """No test sees the developer's keys, config or data directory. The embedded model and embedder stay
+    out (in this process and in the `brain` processes tests start) unless a test is marked `local_model`:
+    tests script their models."""
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "BRAIN_REDIS_URL", "BRAIN_LLM_MODEL", "BRAIN_CONFIG"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("BRAIN_HOME", str(tmp_path / "brain-home"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    if request.node.get_closest_marker("local_model") is None:
+        monkeypatch.setenv("BRAIN_LOCAL_MODEL", "off")
+        monkeypatch.setenv("BRAIN_LOCAL_EMBEDDER", "off")
+        monkeypatch.setattr("brain.llm.local._installed", lambda module: False)
+    else:
+        monkeypatch.delenv("BRAIN_LOCAL_MODEL", raising=False)
+        monkeypatch.delenv("BRAIN_LOCAL_EMBEDDER", raising=False)
 
 
 # ---------------------------------------------------------------- real servers

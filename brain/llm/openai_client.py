@@ -21,10 +21,18 @@ from brain.llm.protocol import (
     TextDelta,
     ToolCall,
     ToolCallDelta,
+    ToolChoice,
     ToolSpec,
 )
 from brain.llm.rerank import cosine_scores, parse_rerank
 from brain.llm.tokens import Tokenizer
+from brain.llm.tool_json import (
+    ToolCallStream,
+    bounded,
+    json_tool_messages,
+    json_tool_schema,
+    parse_json_tool_reply,
+)
 from brain.llm.usage import CallRecord, Usage, UsageLedger
 from brain.llm.wire import ChunkReader, parse_completion
 from brain.settings import LLMSettings
@@ -95,15 +103,20 @@ class OpenAILLM:
         tools: Sequence[ToolSpec],
         max_tokens: int | None,
         temperature: float | None,
+        tool_choice: ToolChoice,
     ) -> dict[str, Any]:
         if not messages:
             raise LLMError("a chat completion needs at least one message")
-        request: dict[str, Any] = {
-            "model": self._settings.model,
-            "messages": [m.to_openai() for m in messages],
-        }
-        if tools:
+        request: dict[str, Any] = {"model": self._settings.model}
+        if self._json_tools(messages, tools):
+            schema = self._bound(json_tool_schema(tools, tool_choice))
+            request["response_format"] = schema.to_openai("json_schema")
+            messages = json_tool_messages(messages, tools, tool_choice)
+        elif tools:
             request["tools"] = [t.to_openai() for t in tools]
+            if tool_choice != "auto":
+                request["tool_choice"] = tool_choice
+        request["messages"] = [m.to_openai() for m in messages]
         max_tokens = max_tokens if max_tokens is not None else self._settings.max_tokens
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
@@ -111,6 +124,30 @@ class OpenAILLM:
         if temperature is not None:
             request["temperature"] = temperature
         return request
+
+    def _bound(self, schema: JsonSchema) -> JsonSchema:
+        """`schema` within `llm.json_max_chars` and `llm.json_max_items`, when set."""
+        chars, items = self._settings.json_max_chars, self._settings.json_max_items
+        if chars is None and items is None:
+            return schema
+        return schema.model_copy(update={"shape": bounded(schema.shape, chars, items)})
+
+    def _json_tools(self, messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> bool:
+        """Whether the reply is asked for as JSON under `json_tool_schema` (`llm.tool_calls: json`): with
+        tools, and after calls without them (a plain answer as `{"content": ...}`: in free text, a small
+        model copies the calls it sees above)."""
+        if self._settings.tool_calls != "json":
+            return False
+        return bool(tools) or any(m.tool_calls or m.role == "tool" for m in messages)
+
+    def _read_tools(
+        self, content: str | None, finish_reason: str | None, started: float
+    ) -> tuple[str | None, tuple[ToolCall, ...]]:
+        """The content and tool calls of a reply written as JSON (`llm.tool_calls: json`)."""
+        try:
+            return parse_json_tool_reply(content or "", cut=finish_reason == "length")
+        except ValueError as exc:
+            raise self._failed("chat", self.model, started, exc) from exc
 
     async def complete(
         self,
@@ -120,14 +157,17 @@ class OpenAILLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
         json_schema: JsonSchema | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> Completion:
-        request = self._request(messages, tools, max_tokens, temperature)
+        request = self._request(messages, tools, max_tokens, temperature, tool_choice)
+        if json_schema is not None and self._json_tools(messages, tools):
+            raise LLMError("a request cannot ask for both a JSON reply and tool calls written as JSON")
         mode = self._structured if json_schema is not None else "off"
         started = time.perf_counter()
         while True:
             if json_schema is not None and mode != "off":
-                request["response_format"] = json_schema.to_openai(mode)
-            else:
+                request["response_format"] = self._bound(json_schema).to_openai(mode)
+            elif json_schema is not None:
                 request.pop("response_format", None)
             try:
                 # The request is plain JSON already: the client's generic `post` sends it as it is (the
@@ -154,6 +194,8 @@ class OpenAILLM:
             break
         if json_schema is not None and _STRICTNESS.index(mode) > _STRICTNESS.index(self._structured):
             self._structured = mode  # it worked one step lower: ask like this from now on
+        if self._json_tools(messages, tools):
+            content, calls = self._read_tools(content, finish_reason, started)
         usage = server_usage or self._count(messages, content, calls)
         return self._finish("chat", content, calls, finish_reason, usage, started)
 
@@ -164,9 +206,11 @@ class OpenAILLM:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         temperature: float | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[TextDelta | ToolCallDelta | Completion]:
-        request = self._request(messages, tools, max_tokens, temperature)
+        request = self._request(messages, tools, max_tokens, temperature, tool_choice)
         request["stream"] = True
+        calls_as_json = ToolCallStream() if self._json_tools(messages, tools) else None
         if self._settings.stream_usage:
             request["stream_options"] = {"include_usage": True}
         started = time.perf_counter()
@@ -178,12 +222,20 @@ class OpenAILLM:
             try:
                 async for chunk in chunks:
                     for event in reader.feed(chunk):
-                        yield event
+                        if calls_as_json is None or not isinstance(event, TextDelta):
+                            yield event
+                        else:
+                            for delta in calls_as_json.feed(event.text):
+                                yield delta
             finally:
                 await chunks.close()
         except FAILURES as exc:
             raise self._failed("chat", self.model, started, exc) from exc
         content, tool_calls = reader.content, reader.tool_calls
+        if calls_as_json is not None:
+            content, tool_calls = self._read_tools(content, reader.finish_reason, started)
+            if content:
+                yield TextDelta(text=content)
         usage = reader.usage or self._count(messages, content, tool_calls)
         yield self._finish("stream", content, tool_calls, reader.finish_reason, usage, started)
 

@@ -18,9 +18,13 @@ __all__ = [
     "TextDelta",
     "ToolCall",
     "ToolCallDelta",
+    "ToolChoice",
     "ToolSpec",
     "embed_one",
 ]
+
+ToolChoice = Literal["auto", "required"]
+"""Whether the model may answer in plain text (`auto`) or must call one of the tools (`required`)."""
 
 Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
 """An embedding endpoint: one vector per text, in order (`LLM.embed`)."""
@@ -165,9 +169,11 @@ class LLM(Protocol):
         max_tokens: int | None = None,
         temperature: float | None = None,
         json_schema: JsonSchema | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> Completion:
         """One chat completion. With `json_schema`, a JSON reply of that shape is asked for through the
-        endpoint's structured output where it has it (the prompt must ask for JSON too)."""
+        endpoint's structured output where it has it (the prompt must ask for JSON too). With `tools` and
+        `tool_choice="required"`, the reply must call one of them."""
         ...
 
     def stream(
@@ -177,6 +183,7 @@ class LLM(Protocol):
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         temperature: float | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[TextDelta | ToolCallDelta | Completion]:
         """Text and tool-call deltas as they arrive, then exactly one `Completion` with the whole reply."""
         ...

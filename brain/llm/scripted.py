@@ -23,6 +23,7 @@ from brain.llm.protocol import (
     TextDelta,
     ToolCall,
     ToolCallDelta,
+    ToolChoice,
     ToolSpec,
 )
 from brain.llm.tokens import Tokenizer
@@ -51,6 +52,7 @@ class ScriptedCall(BaseModel):
     query: str = ""
     max_tokens: int | None = None
     json_schema: JsonSchema | None = None
+    tool_choice: ToolChoice = "auto"
     prompt_tokens: int = 0
 
     @property
@@ -161,6 +163,7 @@ class ScriptedLLM:
         tools: Sequence[ToolSpec],
         max_tokens: int | None,
         json_schema: JsonSchema | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> Completion:
         if not messages:
             raise LLMError("a chat completion needs at least one message")
@@ -171,6 +174,7 @@ class ScriptedLLM:
             tools=tuple(tools),
             max_tokens=max_tokens,
             json_schema=json_schema,
+            tool_choice=tool_choice,
             prompt_tokens=prompt_tokens,
         )
         reply = await self._next(call)
@@ -202,8 +206,9 @@ class ScriptedLLM:
         max_tokens: int | None = None,
         temperature: float | None = None,
         json_schema: JsonSchema | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> Completion:
-        return await self._answer("chat", messages, tools, max_tokens, json_schema)
+        return await self._answer("chat", messages, tools, max_tokens, json_schema, tool_choice)
 
     async def stream(
         self,
@@ -212,8 +217,9 @@ class ScriptedLLM:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         temperature: float | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[TextDelta | ToolCallDelta | Completion]:
-        completion = await self._answer("stream", messages, tools, max_tokens)
+        completion = await self._answer("stream", messages, tools, max_tokens, tool_choice=tool_choice)
         text = completion.content or ""
         for start in range(0, len(text), 8):
             yield TextDelta(text=text[start : start + 8])

@@ -14,6 +14,7 @@ from brain.memory.fact_queue import FactQueue
 from brain.memory.facts import AuditEvent, FactStore
 from brain.memory.graph import GraphStore
 from brain.memory.procedures import ProcedureStore
+from brain.search.analysis import Fusion
 from brain.search.index import IndexScripts, SearchIndex
 from brain.store.connection import RedisClient
 
@@ -24,7 +25,8 @@ class Tiers:
     """Core, archival and recall memory over one injected Redis client (the caller owns it). Archival and
     recall indexes are dated: each document is indexed (and embedded) with its day in words.
 
-    `embed`, when set, gives vectors for hybrid search (the configured embedding model); `rerank`, when
+    `embed`, when set, gives vectors for hybrid search (the configured embedding model), fused as `fusion`
+    says (the model's measured weight); `rerank`, when
     set, reorders the best `rerank_depth` hits of archival and recall searches (`SearchIndex`)."""
 
     def __init__(
@@ -35,12 +37,14 @@ class Tiers:
         embed: Embed | None = None,
         rerank: Rerank | None = None,
         rerank_depth: int = 20,
+        fusion: Fusion | None = None,
     ) -> None:
         self.client = client
         self.prefix = prefix
         self.embed = embed
         self.rerank, self.rerank_depth = rerank, rerank_depth
-        self.index_scripts = IndexScripts(client)  # one set of scripts and vector snapshots for every index
+        # one set of scripts and vector snapshots for every index, fusing `embed`'s vectors as `fusion` says
+        self.index_scripts = IndexScripts(client, fusion=fusion)
         self.core = CoreMemory(client, prefix=prefix)
         self.facts = FactStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
         self.fact_queue = FactQueue(client, prefix=prefix)

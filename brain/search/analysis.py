@@ -22,6 +22,8 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import jieba
 import Stemmer
@@ -31,6 +33,7 @@ __all__ = [
     "CHAR_WEIGHT",
     "CJK",
     "HAN",
+    "Fusion",
     "bm25",
     "fuse",
     "query_weights",
@@ -199,29 +202,45 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> li
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
+@dataclass(frozen=True)
+class Fusion:
+    """How a hybrid search weighs its vector ranking (`fuse`): a property of the embedding model.
+
+    `scale` `max` divides each cosine by the best one (the measured choice for all-MiniLM-L6-v2, which knows
+    Chinese poorly: a small `weight` keeps it from pulling good lexical hits down); `range` spreads the
+    candidates' cosines over [0, 1] (min to max), for a model whose cosines all sit close together
+    (multilingual-e5-small: 0.8 to 0.9)."""
+
+    weight: float = 0.2
+    scale: Literal["max", "range"] = "max"
+
+
 def fuse(
     lexical: Sequence[tuple[str, float]],
     vector: Sequence[tuple[str, float]],
     *,
     weight: float = 0.2,
+    scale: Literal["max", "range"] = "max",
     linked: Sequence[str] = (),
     link_weight: float = 0.5,
 ) -> list[tuple[str, float]]:
-    """Fuse a lexical and a vector ranking by their scores: each divided by its ranking's best, then
-    `(1 - weight) * lexical + weight * vector` (a document missing from one ranking scores 0 there), plus
-    `link_weight` for each `linked` document (e.g. the turns a matching fact was learned from).
-    Best first; ties by id. Pure.
+    """Fuse a lexical and a vector ranking by their scores: the lexical divided by its best, the vector's
+    scaled by `scale` (`Fusion`), then `(1 - weight) * lexical + weight * vector` (a document missing from
+    one ranking scores 0 there), plus `link_weight` for each `linked` document (e.g. the turns a matching
+    fact was learned from). Best first; ties by id. Pure.
 
-    Measured on the dev set (`benchmarks/retrieval.py`), this beat both inputs in both languages, where
-    reciprocal rank fusion with equal weights did worse than lexical alone; a small `weight` keeps a model
-    that knows a language poorly (MiniLM on Chinese) from pulling good lexical hits down."""
+    Measured on the dev set (`benchmarks/retrieval.py`): with all-MiniLM-L6-v2 (`max`, 0.2) this beat both
+    inputs in both languages, where reciprocal rank fusion with equal weights did worse than lexical alone;
+    with multilingual-e5-small, `range` at 0.5 (`benchmarks/out_of_box.py`)."""
     scores: dict[str, float] = {}
-    for ranking, share in ((lexical, 1.0 - weight), (vector, weight)):
-        best = max((s for _, s in ranking), default=0.0)
-        if best <= 0:
-            continue
-        for doc, score in ranking:
-            scores[doc] = scores.get(doc, 0.0) + share * max(score, 0.0) / best
+    best = max((s for _, s in lexical), default=0.0)
+    for doc, score in lexical if best > 0 else ():
+        scores[doc] = scores.get(doc, 0.0) + (1.0 - weight) * max(score, 0.0) / best
+    if vector:
+        top = max(s for _, s in vector)
+        low = min(s for _, s in vector) if scale == "range" else 0.0
+        for doc, score in vector if top > low else ():
+            scores[doc] = scores.get(doc, 0.0) + weight * max(score - low, 0.0) / (top - low)
     for doc in dict.fromkeys(linked):
         scores[doc] = scores.get(doc, 0.0) + link_weight
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

@@ -28,7 +28,7 @@ class SearchIndex(IndexStore):
     """BM25 search over one namespace's documents, plus date-range listing. Clients are injected.
 
     `base` is the namespace's key base from `brain.keys` (`archival_base`, `recall_base`). Hybrid search
-    fuses the best `depth` of each ranking by score, the vector's with `vector_weight` (`fuse`). With
+    fuses the best `depth` of each ranking by score, as the scripts' `Fusion` says (`fuse`). With
     `rerank`, a query's best `rerank_depth` hits are reordered by the reranker's scores (one call)."""
 
     def __init__(
@@ -42,13 +42,12 @@ class SearchIndex(IndexStore):
         k1: float = 1.2,
         b: float = 0.75,
         depth: int = 500,
-        vector_weight: float = 0.2,
         rerank: Rerank | None = None,
         rerank_depth: int = 20,
     ) -> None:
         super().__init__(client, base, scripts=scripts, dated=dated)
         self.per_term, self.k1, self.b = per_term, k1, b
-        self.depth, self.vector_weight = depth, vector_weight
+        self.depth = depth
         self.rerank, self.rerank_depth = rerank, rerank_depth
 
     async def search(
@@ -198,8 +197,8 @@ class SearchIndex(IndexStore):
         if linked:
             present = {d.id for d in await self._docs(list(dict.fromkeys(linked)))}
             linked = [i for i in linked if i in present and (allowed is None or i in allowed)]
-        weight = self.vector_weight if vector is not None else 0.0
-        fused = fuse(lexical, nearest, weight=weight, linked=linked)
+        weight = self.fusion.weight if vector is not None else 0.0
+        fused = fuse(lexical, nearest, weight=weight, scale=self.fusion.scale, linked=linked)
         page = fused[offset : offset + limit]
         docs = {d.id: d for d in await self._docs([i for i, _ in page])}
         return [Hit(doc=docs[i], score=s) for i, s in page if i in docs], len(fused)

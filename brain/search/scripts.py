@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from brain.search.analysis import Fusion
 from brain.search.vectors import VectorCache
 from brain.store.connection import RedisClient
 from brain.telemetry import TracedScript
@@ -31,6 +32,10 @@ ADD = (
 if not current(ARGV[8], true) then return -1 end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 if ARGV[7] ~= '' then
+  if redis.call('HEXISTS', key('stats'), 'vgen') == 0 then  -- a new generation of the namespace's vectors
+    local now = redis.call('TIME')
+    redis.call('HSET', key('stats'), 'vgen', now[1] .. '.' .. now[2])
+  end
   redis.call('HSET', key('vec'), ARGV[1], ARGV[7])
   redis.call('ZADD', key('vseq'), redis.call('HINCRBY', key('stats'), 'vseq', 1), ARGV[1])
 end
@@ -131,10 +136,14 @@ return out
 
 
 class IndexScripts:
-    """The index's Lua scripts registered on one client, and the process's vector snapshots; build once
-    and share between indexes."""
+    """The index's Lua scripts registered on one client, the process's vector snapshots, and how the
+    embedding model's vectors are fused into hybrid search (`Fusion`); build once and share between
+    indexes."""
 
-    def __init__(self, client: RedisClient, *, vector_cache: VectorCache | None = None) -> None:
+    def __init__(
+        self, client: RedisClient, *, vector_cache: VectorCache | None = None, fusion: Fusion | None = None
+    ) -> None:
+        self.fusion = fusion or Fusion()
         self.add = TracedScript(client.register_script(ADD), "index.add")
         self.delete = TracedScript(client.register_script(DELETE), "index.delete")
         self.search = TracedScript(client.register_script(SEARCH), "index.search")

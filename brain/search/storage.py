@@ -43,6 +43,7 @@ class IndexStore:
         self.base = base
         self.dated = dated
         scripts = scripts or IndexScripts(client)
+        self.fusion = scripts.fusion
         self._add, self._delete, self._search = scripts.add, scripts.delete, scripts.search
         self._vectors = scripts.vectors
 

@@ -1,10 +1,12 @@
 """Vector search without a scan in Python: each namespace's vectors as one normalised float32 matrix in the
 process, kept in step with Redis, scored with numpy.
 
-Redis stays the truth: `vec` (id -> packed float32), `vseq` (id by the order vectors were added) and two
-counters in `stats` (`vseq`: vectors added, `vdel`: vectors removed). Every query reads the counters (one
-round trip); new vectors are fetched by sequence (two more), and a removal reloads the namespace. So every
-process sees every other's writes, and a query costs a matrix-vector product, not a read of every vector.
+Redis stays the truth: `vec` (id -> packed float32), `vseq` (id by the order vectors were added), two
+counters in `stats` (`vseq`: vectors added, `vdel`: vectors removed) and its `vgen`, the time its first
+vector was added (a namespace dropped and written again starts its counters anew: its `vgen` tells it apart).
+Every query reads them (one round trip); new vectors are fetched by sequence (two more), and a removal or a
+new generation reloads the namespace. So every process sees every other's writes and erasures, and a query
+costs a matrix-vector product, not a read of every vector.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Snapshot:
     seq: int = 0
     deleted: int = 0
     rows: dict[str, int] = field(default_factory=dict)
+    gen: str = ""
 
     @property
     def nbytes(self) -> int:
@@ -61,7 +64,7 @@ class Snapshot:
             norms = np.linalg.norm(block, axis=1, keepdims=True)
             blocks.append((block / np.where(norms == 0, 1, norms)).astype(np.float32))
         matrix = np.vstack(blocks) if blocks else _EMPTY
-        return Snapshot(tuple(ids), matrix, seq, self.deleted, rows)
+        return Snapshot(tuple(ids), matrix, seq, self.deleted, rows, self.gen)
 
     def nearest(
         self, vector: Sequence[float], limit: int, allowed: set[str] | None = None
@@ -95,16 +98,16 @@ class VectorCache:
     async def snapshot(self, client: RedisClient, base: str) -> Snapshot:
         """The namespace's vectors as Redis has them now."""
         stats = f"{base}:stats"
-        seq_raw, deleted_raw = await client.hmget(stats, ["vseq", "vdel"])
-        seq, deleted = int(seq_raw or 0), int(deleted_raw or 0)
+        seq_raw, deleted_raw, gen_raw = await client.hmget(stats, ["vseq", "vdel", "vgen"])
+        seq, deleted, gen = int(seq_raw or 0), int(deleted_raw or 0), text(gen_raw or b"")
         with self._lock:
             known = self._entries.get(base)
-        if known is not None and known.seq == seq and known.deleted == deleted:
+        if known is not None and (known.seq, known.deleted, known.gen) == (seq, deleted, gen):
             with self._lock:
                 if base in self._entries:
                     self._entries.move_to_end(base)
             return known
-        if known is None or known.deleted != deleted or seq < known.seq:
+        if known is None or known.gen != gen or known.deleted != deleted or seq < known.seq:
             snap = await self._load(client, base)
         else:
             snap = await self._more(client, base, known)
@@ -121,18 +124,18 @@ class VectorCache:
     async def _load(self, client: RedisClient, base: str) -> Snapshot:
         for _ in range(5):  # the counters only grow: equal before and after means nothing changed between
             pipe = client.pipeline(transaction=False)
-            pipe.hmget(f"{base}:stats", ["vseq", "vdel"])
+            pipe.hmget(f"{base}:stats", ["vseq", "vdel", "vgen"])
             pipe.hgetall(f"{base}:vec")
             pipe.zrange(f"{base}:vseq", 0, -1)
-            pipe.hmget(f"{base}:stats", ["vseq", "vdel"])
-            before, packed, ordered, (seq, deleted) = await pipe.execute()
-            if list(before) == [seq, deleted]:
+            pipe.hmget(f"{base}:stats", ["vseq", "vdel", "vgen"])
+            before, packed, ordered, (seq, deleted, gen) = await pipe.execute()
+            if list(before) == [seq, deleted, gen]:
                 break
         vectors = {text(k): v for k, v in packed.items()}
         order = [text(i) for i in ordered]
         order += sorted(set(vectors) - set(order))  # vectors written before `vseq` existed
         pairs = [(i, vectors[i]) for i in order if i in vectors]
-        return Snapshot(deleted=int(deleted or 0)).extended(pairs, int(seq or 0))
+        return Snapshot(deleted=int(deleted or 0), gen=text(gen or b"")).extended(pairs, int(seq or 0))
 
     async def _more(self, client: RedisClient, base: str, known: Snapshot) -> Snapshot:
         vseq = f"{base}:vseq"

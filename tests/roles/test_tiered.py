@@ -143,11 +143,21 @@ async def test_bad_tool_calls_become_tool_errors(
     assert error in (next(m.content for m in llm.calls[1].messages if m.role == "tool") or "")
 
 
+async def test_a_step_that_says_nothing_to_the_user_is_followed_by_another(
+    redis_client: aioredis.Redis,
+) -> None:
+    llm = ScriptedLLM([tool_calls(("conversation_search", {"query": "x"})), say("Hello!")])
+    assert await tiered(llm, redis_client).chat("u6", "c", "hello") == "Hello!"
+    assert [m.role for m in llm.calls[1].messages[-2:]] == ["assistant", "tool"]
+
+
 async def test_no_message_to_the_user_is_an_error_and_changes_nothing(redis_client: aioredis.Redis) -> None:
-    llm = ScriptedLLM([tool_calls(("conversation_search", {"query": "x"}))])
-    agent = tiered(llm, redis_client)
-    with pytest.raises(LLMError, match="without a message"):
+    search = tool_calls(("conversation_search", {"query": "x"}))
+    llm = ScriptedLLM([search, search, search, LLMError("the model failed")])
+    agent = tiered(llm, redis_client, memory_settings=MemorySettings(max_tool_steps=3))
+    with pytest.raises(LLMError, match="the model failed"):
         await agent.chat("u6", "c", "hello")
+    assert [bool(c.tools) for c in llm.calls] == [True, True, True, False]  # the last step offers no tools
     memory = await agent.load_memory("u6", "c")
     assert memory.history == [] and memory.last_talk == "hello"
 

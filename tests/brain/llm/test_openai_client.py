@@ -18,7 +18,8 @@ from brain import (
     TextDelta,
     ToolSpec,
 )
-from brain.llm.protocol import LLM
+from brain.llm.protocol import LLM, ToolCall, ToolCallDelta
+from brain.llm.usage import Usage
 from tests.support.openai_server import (
     Chat,
     Dynamic,
@@ -271,6 +272,86 @@ async def test_tool_calls_plain_and_streamed(openai_server: ScriptedOpenAIServer
     assert openai_server.requests[0].body["tools"][0]["function"]["name"] == "get_weather"
     follow_up = [*USER, plain.as_message(), ChatMessage(role="tool", tool_call_id="call_0", content="sunny")]
     assert follow_up[-2].to_openai()["tool_calls"][0]["function"]["arguments"] == '{"city": "Oslo"}'
+
+
+async def test_a_required_tool_call_is_asked_for(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat(None, tool_calls=(("get_weather", {"city": "Oslo"}),)))
+    async with gateway(openai_server) as llm:
+        await llm.complete(USER, tools=[TOOL], tool_choice="required")
+    assert openai_server.requests[0].body["tool_choice"] == "required"
+
+
+async def test_tools_written_as_json_for_an_endpoint_without_tool_calls(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    call = '{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+    openai_server.script(
+        Chat(call), Chat(call, chunks=tuple(call[i : i + 4] for i in range(0, len(call), 4)))
+    )
+    async with gateway(openai_server, tool_calls="json") as llm:
+        plain = await llm.complete(USER, tools=[TOOL], tool_choice="required")
+        events = [e async for e in llm.stream([*USER, plain.as_message()], tools=[TOOL])]
+    assert plain.content is None and plain.tool_calls[0].name == "get_weather"
+    assert plain.tool_calls[0].arguments == '{"city": "Oslo"}'
+    streamed = events[-1]
+    assert isinstance(streamed, Completion) and streamed.tool_calls == plain.tool_calls
+    assert not any(isinstance(e, TextDelta) for e in events)
+    assert "".join(e.arguments for e in events if isinstance(e, ToolCallDelta)) == '{"city": "Oslo"}'
+    first, second = (r.body for r in openai_server.requests)
+    assert "tools" not in first and "tool_choice" not in first
+    options = first["response_format"]["json_schema"]["schema"]["anyOf"]
+    assert [o["properties"]["name"]["const"] for o in options] == ["get_weather"]  # required: no plain answer
+    assert "get_weather(city)" in first["messages"][0]["content"]
+    assert second["messages"][-1] == {"role": "assistant", "content": call}
+    assert len(second["response_format"]["json_schema"]["schema"]["anyOf"]) == 2  # auto: or a plain answer
+
+
+async def test_json_replies_are_bounded_when_the_settings_say_so(openai_server: ScriptedOpenAIServer) -> None:
+    schema = JsonSchema(name="x", shape={"type": "object", "properties": {"a": {"type": "string"}}})
+    openai_server.script(Chat('{"a": "b"}'), Chat('{"name": "get_weather", "arguments": {"city": "Oslo"}}'))
+    async with gateway(openai_server, json_max_chars=50, json_max_items=4, tool_calls="json") as llm:
+        await llm.complete(USER, json_schema=schema)
+        await llm.complete(USER, tools=[TOOL], tool_choice="required")
+    first, second = (r.body["response_format"]["json_schema"]["schema"] for r in openai_server.requests)
+    assert first["properties"]["a"] == {"type": "string", "maxLength": 50}
+    assert second["anyOf"][0]["properties"]["arguments"]["properties"]["city"]["maxLength"] == 50
+
+
+async def test_after_calls_written_as_json_a_plain_answer_is_json_too(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    call = Completion(
+        content=None,
+        tool_calls=(ToolCall(id="c1", name="get_weather", arguments='{"city": "Oslo"}'),),
+        model="m",
+        usage=Usage(prompt_tokens=1, completion_tokens=1),
+    )
+    history = [*USER, call.as_message(), ChatMessage(role="tool", tool_call_id="c1", content="sunny")]
+    openai_server.script(Chat('{"content": "It is sunny in Oslo."}'), Chat("plain"))
+    async with gateway(openai_server, tool_calls="json") as llm:
+        answer = await llm.complete(history)
+        assert (await llm.complete(USER)).content == "plain"  # no calls anywhere: a plain request
+    assert answer.content == "It is sunny in Oslo." and not answer.tool_calls
+    first, second = (r.body for r in openai_server.requests)
+    assert [o["required"] for o in first["response_format"]["json_schema"]["schema"]["anyOf"]] == [
+        ["content"]
+    ]
+    assert [m["role"] for m in first["messages"]] == ["system", "user", "assistant", "user"]
+    assert "response_format" not in second
+
+
+async def test_a_json_tool_reply_cut_by_the_token_limit_keeps_what_was_written(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(
+        Chat('{"name": "get_weather", "arguments": {"city": "Os', finish_reason="length"),
+        Chat('{"name": "get_weather", "arguments": {"city": "Os'),  # not cut: a broken reply
+    )
+    async with gateway(openai_server, tool_calls="json") as llm:
+        cut = await llm.complete(USER, tools=[TOOL])
+        with pytest.raises(LLMError, match="malformed reply"):
+            await llm.complete(USER, tools=[TOOL])
+    assert cut.tool_calls[0].arguments == '{"city": "Os"}' and cut.finish_reason == "length"
 
 
 async def test_embeddings(openai_server: ScriptedOpenAIServer) -> None:

@@ -120,6 +120,17 @@ def test_fuse_by_score() -> None:
     assert fuse(lexical, vector, linked=["c"], link_weight=1.0)[0][0] == "c"
 
 
+def test_fusion_by_range_spreads_close_cosines() -> None:
+    lexical = [("a", 10.0), ("b", 8.0)]
+    vector = [("b", 0.90), ("c", 0.86), ("a", 0.80)]  # all close together, as e5's are
+    by_max = dict(fuse(lexical, vector, weight=0.5))
+    by_range = dict(fuse(lexical, vector, weight=0.5, scale="range"))
+    assert by_max["a"] > by_max["b"]  # /max: the vectors barely tell a from b
+    assert by_range["b"] > by_range["a"]  # spread over [0, 1]: b's better cosine counts
+    assert by_range["a"] == pytest.approx(0.5) and by_range["c"] == pytest.approx(0.5 * 0.6)
+    assert fuse(lexical, [("x", 0.5)], scale="range") == fuse(lexical, [], scale="range")  # no spread
+
+
 CORPUS = [
     "Ann drinks coffee in Beijing every morning.",
     "我喜欢喝咖啡，住在北京，爱吃寿司。",

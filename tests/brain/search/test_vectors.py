@@ -43,6 +43,19 @@ async def test_two_processes_see_each_others_writes(redis_client: aioredis.Redis
     assert await one.vector_search([1.0, 0.0]) == []
 
 
+async def test_a_namespace_dropped_and_written_again_is_not_served_from_an_old_snapshot(
+    redis_client: aioredis.Redis,
+) -> None:
+    base = archival_base("brain", "vec-again")
+    index = SearchIndex(redis_client, base, scripts=IndexScripts(redis_client))
+    docs = [IndexedDoc(id="a", text="alpha", ts=100), IndexedDoc(id="b", text="beta", ts=200)]
+    await index.add_many(docs, [[1.0, 0.0], [0.0, 1.0]])
+    assert [h.doc.id for h in await index.vector_search([1.0, 0.0])] == ["a", "b"]  # now a snapshot
+    await index.drop()  # erased: the counters start again from nothing
+    await index.add_many(docs, [[0.0, 1.0], [1.0, 0.0]])  # as many vectors as before, the other way round
+    assert [h.doc.id for h in await index.vector_search([1.0, 0.0])] == ["b", "a"]
+
+
 async def test_vectors_written_before_the_sequence_existed_are_found(redis_client: aioredis.Redis) -> None:
     base = archival_base("brain", "vec-old")
     index = SearchIndex(redis_client, base)

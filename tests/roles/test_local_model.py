@@ -1,0 +1,144 @@
+"""The embedded model and embedder for real (the `local` extra, no scripted model): chat streaming, tool calls
+in tiered mode, fact and graph extraction as valid JSON, a summary. These check structure and plumbing, not
+wisdom: the model is tiny."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+
+from actions.facts import extract_schema, parse_facts, render_extract
+from actions.graph import RECORD_GRAPH
+from actions.graph import render_extract as render_graph
+from actions.memgpt import stream_step
+from actions.summarize import summarize_text
+from brain import Settings
+from brain.llm.local import LOCAL_EMBEDDER
+from brain.llm.protocol import ChatMessage, Completion, ToolCallDelta
+from brain.runtime import Runtime, open_runtime
+from roles import Assistant
+from roles.memory_tools import SPECS
+
+pytestmark = pytest.mark.local_model
+
+
+def settings(tmp_path: Path, url: str, **memory: Any) -> Settings:
+    return Settings.model_validate(
+        {
+            "home": str(tmp_path / "home"),
+            "redis": {"url": url},
+            "memory": memory,
+            "local": {"parallel": 2, "context_window": 4096},
+        }
+    )
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path, redis_server_url: str) -> AsyncIterator[Runtime]:
+    async with open_runtime(settings(tmp_path, redis_server_url)) as opened:
+        yield opened
+
+
+async def test_the_embedded_model_and_embedder_stand_in_for_missing_endpoints(runtime: Runtime) -> None:
+    assert runtime.local_model == "SmolLM2-135M-Instruct" and runtime.llm.model == runtime.local_model
+    assert runtime.embedder == LOCAL_EMBEDDER
+    assert runtime.tiers is not None and runtime.tiers.embed is not None
+    tea, tea_zh, car = np.array(
+        await runtime.tiers.embed(["I love green tea", "我最喜欢绿茶", "The car is red"])
+    )
+    assert tea.shape == (384,)
+    assert float(tea @ tea_zh) > float(tea @ car)  # one meaning across languages, closer than another one
+
+
+async def test_a_configured_endpoint_always_wins(tmp_path: Path, redis_server_url: str) -> None:
+    configured = settings(tmp_path, redis_server_url).model_copy(
+        update={"llm": Settings().llm.model_copy(update={"base_url": "http://127.0.0.1:9/v1"})}
+    )
+    async with open_runtime(configured) as opened:
+        assert opened.local_model is None and opened.llm.model == "gpt-4o-mini"
+        assert opened.embedder == LOCAL_EMBEDDER  # no embedding model configured: the local one embeds
+
+
+async def test_a_chat_streams_and_is_remembered(tmp_path: Path, redis_server_url: str) -> None:
+    async with Assistant.from_settings(settings(tmp_path, redis_server_url)) as assistant:
+        pieces = [p async for p in assistant.chat_stream("ann", "c1", "Hello! I'm Ann and I like green tea.")]
+        memory = await assistant.load_memory("ann", "c1")
+    assert len(pieces) > 1 and "".join(pieces).strip()
+    assert [m.role for m in memory.history] == ["user", "assistant"]
+    assert memory.history[1].content == "".join(pieces)
+
+
+async def test_tiered_tools_are_called_with_valid_arguments(runtime: Runtime) -> None:
+    prompt = [
+        ChatMessage(role="system", content="You are Lily. Use send_message to talk to the user."),
+        ChatMessage(role="user", content="My name is Bob. Please remember it."),
+    ]
+    events = [e async for e in runtime.llm.stream(prompt, tools=SPECS, tool_choice="required")]
+    final = events[-1]
+    assert isinstance(final, Completion) and final.content is None
+    [call] = final.tool_calls
+    spec = next(s for s in SPECS if s.name == call.name)
+    jsonschema.validate(json.loads(call.arguments), spec.parameters)
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert deltas[0].name == call.name  # streamed as it was written: the name, then the arguments
+    assert json.loads("".join(d.arguments for d in deltas)) == json.loads(call.arguments)
+
+
+async def test_a_tiered_step_streams_what_the_model_says(runtime: Runtime) -> None:
+    prompt = [
+        ChatMessage(role="system", content="You are Lily. Use send_message to talk to the user."),
+        ChatMessage(role="user", content="Hi, I'm Bob."),
+    ]
+    said: dict[int, str] = {}
+    events = [e async for e in stream_step(runtime.llm, prompt, SPECS, said)]
+    final = events[-1]
+    assert isinstance(final, Completion)
+    streamed = "".join(e for e in events if isinstance(e, str))
+    if final.tool_calls:  # a call (send_message's text is streamed as it comes), or a plain answer
+        message = json.loads(final.tool_calls[0].arguments).get("message", "")
+        assert message.startswith(streamed) if final.tool_calls[0].name == "send_message" else not streamed
+    else:
+        assert streamed == final.content and streamed.strip()
+
+
+async def test_tiered_assistant_answers_through_the_embedded_model(
+    tmp_path: Path, redis_server_url: str
+) -> None:
+    config = settings(tmp_path, redis_server_url, mode="tiered", max_tool_steps=2)
+    async with Assistant.from_settings(config) as assistant:
+        reply = await assistant.chat("bob", "c1", "Hi, I'm Bob.")
+    assert reply.strip()
+
+
+async def test_fact_extraction_is_valid_json_of_the_schema(runtime: Runtime) -> None:
+    schema = extract_schema()
+    reply = await runtime.memory_llm.complete(
+        render_extract("Ann: I moved to Lisbon in March and I am vegetarian.", None), json_schema=schema
+    )
+    jsonschema.validate(json.loads(reply.content or ""), schema.shape)
+    assert all(f.text for f in parse_facts(reply.content or ""))
+
+
+async def test_graph_extraction_is_a_valid_call(runtime: Runtime) -> None:
+    reply = await runtime.memory_llm.complete(
+        render_graph("Ann: My sister Maria lives in Porto.", None),
+        tools=[RECORD_GRAPH],
+        tool_choice="required",
+    )
+    [call] = reply.tool_calls
+    assert call.name == "record_graph"
+    jsonschema.validate(json.loads(call.arguments), RECORD_GRAPH.parameters)
+
+
+async def test_summarization_writes_a_summary(runtime: Runtime) -> None:
+    text = (
+        "Ann: I moved to Lisbon in March.\nLily: How do you like it?\nAnn: I love the food, I'm vegetarian."
+    )
+    summary = await summarize_text(runtime.memory_llm, text, max_words=40)
+    assert summary.strip()
