@@ -14,7 +14,7 @@ from actions.facts import parse_facts
 from brain.errors import LLMError
 from brain.llm.protocol import LLM, ChatMessage, JsonSchema
 from brain.llm.tokens import Tokenizer
-from brain.memory.blocks import BlockSession, MemoryBlock, Record
+from brain.memory.blocks import BlockSessionStore, MemoryBlock, Record
 
 __all__ = ["FACT_LIST", "FactBlock", "render_block_extract", "render_condense"]
 
@@ -73,10 +73,10 @@ class FactBlock(MemoryBlock):
         self.llm, self.tokenizer, self.max_facts = llm, tokenizer, max_facts
         self._field = f"block:{name}"
 
-    async def facts(self, session: BlockSession) -> list[str]:
+    async def facts(self, session: BlockSessionStore) -> list[str]:
         return list(await session.get_state(self._field) or [])
 
-    async def aput(self, session: BlockSession, records: Sequence[Record]) -> None:
+    async def aput(self, session: BlockSessionStore, records: Sequence[Record]) -> None:
         lines = [f"{r.message.role}: {r.message.content}" for r in records if r.message.content]
         if not lines:
             return
@@ -107,7 +107,7 @@ class FactBlock(MemoryBlock):
         return condensed
 
     async def aget(
-        self, session: BlockSession, messages: Sequence[ChatMessage], input: str | None = None
+        self, session: BlockSessionStore, messages: Sequence[ChatMessage], input: str | None = None
     ) -> str:
         return "\n".join(f"- {f}" for f in await self.facts(session))
 

@@ -1,6 +1,6 @@
 """Remember: turn a batch of turns into fact memory. At most two LLM calls on the memory model: one to
 extract, one to reconcile the new facts with the related ones we hold (none when nothing related exists, and
-an exact duplicate never reaches it). Every change goes through `FactStore`, audited; nothing is deleted.
+an exact duplicate never reaches it). Every change goes through `FactMemory`, audited; nothing is deleted.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from actions.facts import (
 )
 from brain.errors import ConflictError
 from brain.llm.protocol import LLM
-from brain.memory.facts import Fact, FactStore, fact_hash
+from brain.memory.facts import Fact, FactMemory, fact_hash
 from brain.message import Message, speaker
 
 __all__ = ["RememberReport", "remember"]
@@ -53,7 +53,7 @@ class RememberReport(BaseModel):
 
 async def remember(
     llm: LLM,
-    store: FactStore,
+    store: FactMemory,
     user_id: str | bytes,
     turns: Sequence[Message],
     *,
@@ -81,7 +81,7 @@ async def remember(
     return report
 
 
-async def _repeat(store: FactStore, user_id: str | bytes, batch: str) -> tuple[str, ...] | None:
+async def _repeat(store: FactMemory, user_id: str | bytes, batch: str) -> tuple[str, ...] | None:
     """The content hashes of the facts these exact turns gave, when they were applied before and every
     one of those facts is still current; None otherwise."""
     ids = await store.batch_facts(user_id, batch)
@@ -93,7 +93,7 @@ async def _repeat(store: FactStore, user_id: str | bytes, batch: str) -> tuple[s
 
 async def _remember(
     llm: LLM,
-    store: FactStore,
+    store: FactMemory,
     user_id: str | bytes,
     transcript: str,
     source: tuple[str, ...],
@@ -164,7 +164,7 @@ async def _remember(
 
 
 async def _add(
-    store: FactStore,
+    store: FactMemory,
     user_id: str | bytes,
     new: NewFact,
     source: tuple[str, ...],

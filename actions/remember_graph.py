@@ -1,6 +1,6 @@
 """Remember as a graph: turn a batch of turns into entities and relations. One tool call extracts both; a
 second only when a new relation may contradict a current one (same source and relation, another target).
-Entities resolve by name and alias without a call. Every change goes through `GraphStore`, audited with
+Entities resolve by name and alias without a call. Every change goes through `GraphMemory`, audited with
 the facts; nothing is deleted. Applying the same batch again changes nothing and calls nothing."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from actions.graph import (
 )
 from brain.llm.protocol import LLM
 from brain.memory.facts import fact_hash
-from brain.memory.graph import GraphStore, Neighbourhood, Relation, name_key, relation_name
+from brain.memory.graph import GraphMemory, Neighbourhood, Relation, name_key, relation_name
 from brain.message import Message, speaker
 from brain.settings import GraphSettings
 
@@ -49,7 +49,7 @@ class GraphReport(BaseModel):
 
 async def remember_graph(
     llm: LLM,
-    graph: GraphStore,
+    graph: GraphMemory,
     user_id: str | bytes,
     turns: Sequence[Message],
     settings: GraphSettings,
@@ -138,7 +138,7 @@ async def remember_graph(
     )
 
 
-async def _entities(graph: GraphStore, user_id: str | bytes, extracted: Extracted) -> dict[str, str]:
+async def _entities(graph: GraphMemory, user_id: str | bytes, extracted: Extracted) -> dict[str, str]:
     """Entity ids by name key (names, aliases and relation ends that were not listed as entities)."""
     listed = {name_key(e.name): e for e in extracted.entities if name_key(e.name)}
     ends = [

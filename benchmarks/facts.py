@@ -28,9 +28,10 @@ import redis.asyncio as aioredis
 
 from actions.remember import remember
 from benchmarks.common.servers import local_redis
+from benchmarks.common.stores import redis_tiers
 from brain import Settings, local_runtime, open_runtime
+from brain.backends.redis.client import TranslatingRedis
 from brain.memory.blocks.budget import message_tokens
-from brain.memory.facts import FactStore
 from brain.message import Message
 from brain.testing import ScriptedCall, ScriptedLLM, tool_calls
 from roles import Assistant, BlocksAssistant
@@ -105,7 +106,7 @@ def delayed(reply: Callable[[ScriptedCall], str], seconds: float) -> Callable[[S
 
 
 async def replay(client: aioredis.Redis) -> dict[str, Any]:
-    store, llm = FactStore(client), ScriptedLLM([extractor] * FOREVER)
+    store, llm = redis_tiers(client).facts, ScriptedLLM([extractor] * FOREVER)
     seen: set[str] = set()
     repeat_calls = total_calls = 0
     for _ in range(5):
@@ -125,7 +126,7 @@ async def replay(client: aioredis.Redis) -> dict[str, Any]:
 
 
 async def contradiction(client: aioredis.Redis) -> dict[str, Any]:
-    store, llm = FactStore(client), ScriptedLLM([extractor] * 10)
+    store, llm = redis_tiers(client).facts, ScriptedLLM([extractor] * 10)
     await remember(llm, store, "food", [Message(content="I love Chinese food", role="user")])
     await remember(llm, store, "food", [Message(content="I hate Chinese food", role="user")])
     current = [f.text for f in await store.all("food")]
@@ -149,7 +150,7 @@ async def hallucinated(client: aioredis.Redis) -> int:
         ]
         return json.dumps({"memory": bad})
 
-    store, llm = FactStore(client), ScriptedLLM([extractor, invent, invent])
+    store, llm = redis_tiers(client).facts, ScriptedLLM([extractor, invent, invent])
     await remember(llm, store, "ghost", [Message(content="I live in Oslo", role="user")])
     before = await store.history("ghost")
     report = await remember(llm, store, "ghost", [Message(content="My home is in Oslo", role="user")])
@@ -275,7 +276,7 @@ async def doomed_worker(url: str) -> None:
     settings = Settings.model_validate(
         {"redis": {"url": url, "key_prefix": "crash"}, "memory": {"facts": {"enabled": True}}}
     )
-    client = aioredis.Redis.from_url(url)
+    client = TranslatingRedis.from_url(url)
     runtime = local_runtime(ScriptedLLM([]), settings=settings, client=client, memory_llm=ScriptedLLM([hang]))
     await FactWorker(runtime, name="doomed").run_once(block_ms=5_000)
 
@@ -362,7 +363,7 @@ async def step(name: str, work: Awaitable[Any]) -> Any:
 
 async def main() -> None:
     with local_redis() as (url, server):
-        client = aioredis.Redis.from_url(url)
+        client = TranslatingRedis.from_url(url)
         rep = await step("replay", replay(client))
         con = await step("contradiction", contradiction(client))
         ghost = await step("invented ids", hallucinated(client))

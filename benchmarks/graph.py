@@ -34,10 +34,12 @@ import redis.asyncio as aioredis
 
 from actions.remember_graph import remember_graph
 from benchmarks.common.servers import local_redis
+from benchmarks.common.stores import redis_tiers
 from benchmarks.retrieval_dev.generate import generate
 from brain import MemorySettings
+from brain.backends.redis.client import TranslatingRedis
 from brain.llm.protocol import ToolCall
-from brain.memory.graph import GraphStore, Relation
+from brain.memory.graph import Relation
 from brain.message import Message
 from brain.runtime import local_runtime
 from brain.settings import FactSettings, GraphSettings, Settings
@@ -92,7 +94,7 @@ def messages(turns: Sequence[Any]) -> list[Message]:
 
 
 async def cost(client: aioredis.Redis) -> dict[str, float]:
-    graph, llm = GraphStore(client, prefix="bench-cost"), scripted()
+    graph, llm = redis_tiers(client, prefix="bench-cost").graph, scripted()
     turns = 0
     for number, conv in enumerate(generate("en")):
         batch = messages(conv.turns)
@@ -178,7 +180,7 @@ async def multihop(client: aioredis.Redis) -> dict[str, float]:
 
 
 async def latency(client: aioredis.Redis, n_entities: int, n_relations: int) -> dict[str, float]:
-    graph, user, rng = GraphStore(client, prefix="bench-lat"), "big-user", random.Random(5)
+    graph, user, rng = redis_tiers(client, prefix="bench-lat").graph, "big-user", random.Random(5)
     started = time.perf_counter()
     ids: list[str] = []
     for start in range(0, n_entities, 1000):
@@ -216,7 +218,7 @@ async def main() -> None:
     parser.add_argument("--relations", type=int, default=100_000)
     args = parser.parse_args()
     with local_redis() as (url, server):
-        client = aioredis.Redis.from_url(url)
+        client = TranslatingRedis.from_url(url)
         print(f"server: {server}")
         await client.flushall()
         summary = await cost(client)

@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common.stores import redis_tiers
+from brain.backends.redis.client import TranslatingRedis
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -85,7 +88,6 @@ def first_answer(venv: Path, home: Path) -> dict[str, Any]:
 async def probe(trials: int) -> dict[str, Any]:
     """Run inside the fresh venv: what the embedded model and embedder do."""
     import jsonschema
-    import redis.asyncio as aioredis
 
     from actions.facts import extract_schema, render_extract
     from actions.memgpt import stream_step
@@ -98,7 +100,6 @@ async def probe(trials: int) -> dict[str, Any]:
     from brain.llm.local import LocalEmbedder
     from brain.llm.protocol import ChatMessage, Completion
     from brain.llm.tokens import Tokenizer
-    from brain.memory.tiers import Tiers
     from brain.runtime import LOCAL_FUSION, open_runtime
     from roles.memory_tools import SPECS
 
@@ -149,8 +150,8 @@ async def probe(trials: int) -> dict[str, Any]:
             out["tiered_tool_call_ok"] = f"{tools_ok}/{trials}"
             out["tiered_steps_calling_a_tool"] = f"{step_calls}/{trials}"
             out["fact_extraction_s_median"] = round(sorted(seconds)[len(seconds) // 2], 2)
-        client = aioredis.Redis.from_url(url)
-        tiers = Tiers(client, prefix="ootb", fusion=LOCAL_FUSION)  # as the runtime builds them
+        client = TranslatingRedis.from_url(url)
+        tiers = redis_tiers(client, prefix="ootb", fusion=LOCAL_FUSION)  # as the runtime builds them
         tokenizer = Tokenizer.for_model("gpt-4o-mini")
         embedder = LocalEmbedder()
         texts, spent = 0, 0.0

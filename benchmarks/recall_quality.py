@@ -18,12 +18,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
+from benchmarks.common.stores import redis_index
 from brain import LLMSettings, OpenAILLM
+from brain.backends.redis.client import TranslatingRedis
 from brain.keys import archival_base
-from brain.search.index import IndexedDoc, SearchIndex
+from brain.search.index import IndexedDoc
 
 NAMES = ["Bea", "Carl", "Dina", "Emil", "Frida", "Gus", "Hanna", "Ivo", "Jonas", "Kari", "Lena", "Mats"]
 CITIES = ["Lisbon", "Bergen", "Tromso", "Porto", "Krakow", "Tallinn", "Ghent", "Turin", "Lyon", "Graz"]
@@ -88,10 +89,10 @@ async def main() -> None:
         llm = OpenAILLM.from_settings(LLMSettings(base_url=args.base_url, embedding_model=args.model))
     n_conv, n_turns, n_facts = 5, 2_000, 20
     with local_redis() as (url, server):
-        client = aioredis.Redis.from_url(url)
+        client = TranslatingRedis.from_url(url)
         for c in range(n_conv):
             docs, questions = conversation(rng, n_turns, n_facts)
-            index = SearchIndex(client, archival_base("brain", f"recall-quality-{c}"))
+            index = redis_index(client, archival_base("brain", f"recall-quality-{c}"))
             vectors = None
             if llm is not None:
                 vectors = []

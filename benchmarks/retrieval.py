@@ -28,12 +28,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
+from benchmarks.common.stores import redis_tiers
 from benchmarks.retrieval_dev.generate import Conversation, generate
 from benchmarks.retrieval_dev.single_char import index_single_char_hits
 from brain import LLMSettings, OpenAILLM
+from brain.backends.redis.client import TranslatingRedis
 from brain.llm.local import LocalEmbedder
 from brain.llm.protocol import Embed
 from brain.llm.tokens import Tokenizer
@@ -167,11 +168,11 @@ async def main() -> None:
     tokenizer = Tokenizer.for_model("gpt-4o-mini")
     summary: dict[str, dict[str, Any]] = {}
     with local_redis() as (url, server):
-        client = aioredis.Redis.from_url(url)
-        tiers = Tiers(client, prefix="bench", fusion=LOCAL_FUSION if embedder is not None else None)
+        client = TranslatingRedis.from_url(url)
+        tiers = redis_tiers(client, prefix="bench", fusion=LOCAL_FUSION if embedder is not None else None)
         reranking = None
         if llm is not None and args.rerank_model:
-            reranking = Tiers(client, prefix="bench", rerank=llm.rerank, rerank_depth=args.rerank_depth)
+            reranking = redis_tiers(client, prefix="bench", rerank=llm.rerank, rerank_depth=args.rerank_depth)
         print(f"server: {server}; embeddings: {args.model if embed else 'none (lexical only)'}")
         for language in args.languages.split(","):
             convs = generate(language)

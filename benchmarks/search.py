@@ -20,11 +20,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
-import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
+from benchmarks.common.stores import redis_index
+from brain.backends.redis.client import TranslatingRedis
 from brain.keys import archival_base
-from brain.search.index import IndexedDoc, SearchIndex
+from brain.search.index import IndexedDoc
 
 SIZES = [int(s) for s in sys.argv[1:]] or [10_000, 100_000]
 QUERIES = 300
@@ -46,9 +47,9 @@ async def main() -> None:
     weights = [1 / (rank + 10) for rank in range(len(words))]  # Zipf-like: a few words are everywhere
     results: dict[int, dict[str, float]] = {}
     with local_redis() as (url, server):
-        client = aioredis.Redis.from_url(url)
+        client = TranslatingRedis.from_url(url)
         for size in SIZES:
-            index = SearchIndex(client, archival_base("brain", f"bench-{size}"))
+            index = redis_index(client, archival_base("brain", f"bench-{size}"))
             texts = [passage(rng, words, weights) for _ in range(size)]
             docs = [
                 IndexedDoc(id=str(i), text=t, tags=(f"t{i % 7}",), ts=1_700_000_000 + i)

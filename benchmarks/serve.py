@@ -31,12 +31,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx2
-import redis.asyncio as aioredis
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from benchmarks.common.servers import local_redis
-from brain.store.api_keys import ApiKeyStore
+from brain.backends.redis.api_keys import RedisApiKeyStore
+from brain.backends.redis.client import TranslatingRedis
 
 BRAIN = str(Path(sys.executable).parent / "brain")
 MARKER = re.compile(r"<U\d+>")
@@ -238,8 +238,8 @@ async def main() -> None:
             "BRAIN_CONFIG": "/dev/null",
         }
         with process([sys.executable, "-c", MODEL, str(port)], env):
-            client = aioredis.Redis.from_url(redis_url)
-            keys = ApiKeyStore(client)
+            client = TranslatingRedis.from_url(redis_url)
+            keys = RedisApiKeyStore(client)
             secrets = [(await keys.create(f"user-{u}"))[1] for u in range(options.clients)]
             await client.aclose()
             async with servers(1, env) as urls:

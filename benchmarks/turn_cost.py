@@ -16,11 +16,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
 from brain import BrainMemory, Message, RedisMemoryStore
-from brain.store.protocol import Conversation, WriteBatch
+from brain.backends.redis.client import TranslatingRedis
+from brain.storage.conversation import Conversation, WriteBatch
 
 LENGTHS = [10, 100, 1_000, 5_000, 50_000]
 TURNS = 100  # measured turns per history (each adds 2 messages)
@@ -63,7 +63,7 @@ def pct(values: list[float], p: float) -> float:
 
 async def main() -> None:
     with local_redis() as (url, server):
-        client = aioredis.Redis.from_url(url)
+        client = TranslatingRedis.from_url(url)
         store = RedisMemoryStore(client, prefix="bench")
         rows = []
         for n in LENGTHS:

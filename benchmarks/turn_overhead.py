@@ -20,10 +20,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import redis.asyncio as aioredis
 
 from benchmarks.common.servers import local_redis
 from brain import Settings, local_runtime
+from brain.backends.redis import RedisBackend
+from brain.backends.redis.client import TranslatingRedis
 from brain.llm.protocol import ChatMessage, Completion, TextDelta
 from brain.llm.usage import UsageLedger
 from brain.testing import ScriptedCall, ScriptedLLM, obey_word_limit
@@ -82,9 +83,11 @@ async def main() -> None:
     llm = TimedLLM(ScriptedLLM([reply] * (TURNS * 3)))
     overhead, prompt_tokens, summarized_from = [], [], None
     with local_redis() as (url, server):
-        client = aioredis.Redis.from_url(url)
+        client = TranslatingRedis.from_url(url)
         settings = Settings.model_validate({"llm": {"context_window": 8_192}})
-        assistant = Assistant(local_runtime(llm, settings=settings, client=client))  # type: ignore[arg-type]
+        assistant = Assistant(
+            local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(client, settings))
+        )  # type: ignore[arg-type]
         for turn in range(TURNS):
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(15, 40))) + "?"
             calls_before, model_before = len(llm.inner.calls), llm.seconds

@@ -1,7 +1,10 @@
-"""brain-assistant's memory layer and what it stands on: settings, the LLM gateway (`brain.llm`), Redis
-and the stores (`brain.store`), search (`brain.search`), memory (`brain.memory`), key naming (`brain.keys`)
-and the one builder (`brain.runtime`)."""
+"""brain-assistant's memory layer and what it stands on: settings, the LLM gateway (`brain.llm`), a storage
+protocol per memory kind (`brain.storage`) and their backends (`brain.backends`: Redis/Valkey, and memory for
+tests), search (`brain.search`), memory (`brain.memory`), key naming (`brain.keys`) and the one builder
+(`brain.runtime`)."""
 
+from brain.backends.memory import InMemoryStore, MemoryBackend
+from brain.backends.redis import RedisBackend, RedisConnection, RedisMemoryStore
 from brain.errors import BrainError, ConfigError, ConflictError, InputError, LLMError, StoreError
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import (
@@ -22,22 +25,21 @@ from brain.memory.erasure import ErasureReport
 from brain.message import Message
 from brain.runtime import Runtime, local_runtime, open_runtime
 from brain.settings import LLMSettings, LogSettings, MemorySettings, RedisSettings, Settings
-from brain.store.connection import RedisConnection
-from brain.store.memory_store import InMemoryStore
-from brain.store.protocol import MemoryStore
-from brain.store.redis_store import RedisMemoryStore
+from brain.storage import Backend, ConversationStore, MemoryStore
 from brain.sync import run_sync
 
 __version__ = "0.1.0"
 
 __all__ = [
     "LLM",
+    "Backend",
     "BrainError",
     "BrainMemory",
     "ChatMessage",
     "Completion",
     "ConfigError",
     "ConflictError",
+    "ConversationStore",
     "ErasureReport",
     "InMemoryStore",
     "InputError",
@@ -45,10 +47,12 @@ __all__ = [
     "LLMError",
     "LLMSettings",
     "LogSettings",
+    "MemoryBackend",
     "MemorySettings",
     "MemoryStore",
     "Message",
     "OpenAILLM",
+    "RedisBackend",
     "RedisConnection",
     "RedisMemoryStore",
     "RedisSettings",

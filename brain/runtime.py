@@ -12,6 +12,8 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
+from brain.backends.memory import InMemoryStore
+from brain.backends.redis import RedisBackend, RedisConnection
 from brain.errors import ConfigError
 from brain.llm.local import (
     LocalEmbedder,
@@ -26,10 +28,8 @@ from brain.llm.tokens import Tokenizer
 from brain.memory.tiers import Tiers
 from brain.search.analysis import Fusion
 from brain.settings import LLMSettings, Settings
-from brain.store.connection import RedisClient, RedisConnection
-from brain.store.memory_store import InMemoryStore
-from brain.store.protocol import MemoryStore
-from brain.store.redis_store import RedisMemoryStore
+from brain.storage.backend import Backend
+from brain.storage.conversation import ConversationStore
 
 __all__ = ["Runtime", "local_runtime", "open_runtime"]
 
@@ -45,17 +45,18 @@ LOCAL_FUSION = Fusion(weight=0.5, scale="range")
 class Runtime:
     """Everything an assistant needs, built once and shared by every call (it holds no per-call state).
 
-    `tiers` is None without Redis (an in-memory store): the tiered memory mode needs it. `local_model` and
-    `embedder` name the embedded model and embedder when they stand in for unconfigured endpoints."""
+    `tiers` is None without a backend (a team without memory keeps its conversations in memory): the
+    tiered memory mode needs them. `local_model` and `embedder` name the embedded model and embedder when
+    they stand in for unconfigured endpoints."""
 
     settings: Settings
-    store: MemoryStore
+    store: ConversationStore
     llm: LLM
     memory_llm: LLM
     tokenizer: Tokenizer
     tiers: Tiers | None = None
     llms: Mapping[str, LLM] = field(default_factory=dict)
-    connection: RedisConnection | None = None
+    backend: Backend | None = None
     local_model: str | None = None
     embedder: str | None = None
 
@@ -73,30 +74,22 @@ def _tokenizer(settings: Settings) -> Tokenizer:
     return Tokenizer.for_model(settings.llm.model, settings.llm.encoding)
 
 
-def _store(settings: Settings, client: RedisClient) -> RedisMemoryStore:
-    return RedisMemoryStore(
-        client,
-        prefix=settings.redis.key_prefix,
-        ttl_seconds=settings.memory.ttl_seconds,
-        max_message_bytes=settings.memory.max_message_bytes,
-    )
-
-
 @contextlib.asynccontextmanager
 async def open_runtime(
     settings: Settings, *, llm: LLM | None = None, memory_llm: LLM | None = None, redis: bool = True
 ) -> AsyncIterator[Runtime]:
     """Open Redis and one client per configured LLM (unless `llm`/`memory_llm` are given: the caller owns
     those); everything opened here is closed on exit. `StoreError` when Redis is unusable. With
-    `redis=False` (a team without memory) the store is in memory and there are no tiers.
+    `redis=False` (a team without memory) the conversations are kept in memory and there are no tiers.
 
     Where no endpoint is configured, the embedded model (`local.model`) answers in its place, and without
     `llm.embedding_model` the embedded embedder (`local.embedder`) embeds for search, when installed."""
     async with contextlib.AsyncExitStack() as stack:
-        connection = None
+        backend: Backend | None = None
         if redis:
             connection = await RedisConnection.open(settings)
             stack.push_async_callback(connection.aclose)
+            backend = RedisBackend.for_settings(connection.client, settings, name=connection.masked_url)
         local: LocalModel | None = None
         if (llm is None or (memory_llm is None and settings.llms)) and uses_local_model(settings):
             path = local_model_path(settings.local)
@@ -123,21 +116,19 @@ async def open_runtime(
                 named[name] = await client(config)
         embed: Embed | None = llm.embed if settings.llm.embedding_model else None
         embedder, fusion = settings.llm.embedding_model, None
-        if embed is None and connection is not None and local_embedder_available(settings):
+        if embed is None and backend is not None and local_embedder_available(settings):
             local_embedder = LocalEmbedder()
             stack.callback(local_embedder.close)
             embed, embedder, fusion = local_embedder.embed, local_embedder.name, LOCAL_FUSION
         yield Runtime(
             settings=settings,
-            store=_store(settings, connection.client)
-            if connection is not None
-            else InMemoryStore(max_message_bytes=settings.memory.max_message_bytes),
+            store=_conversations(settings, backend),
             llm=llm,
             memory_llm=memory_llm or named.get(settings.memory.llm, llm),
             tokenizer=_tokenizer(settings),
-            tiers=_tiers(settings, connection.client, llm, embed, fusion) if connection is not None else None,
+            tiers=_tiers(settings, backend, llm, embed, fusion) if backend is not None else None,
             llms=named,
-            connection=connection,
+            backend=backend,
             local_model=local.name if local is not None else None,
             embedder=embedder,
         )
@@ -147,41 +138,40 @@ def local_runtime(
     llm: LLM,
     *,
     settings: Settings | None = None,
-    store: MemoryStore | None = None,
-    client: RedisClient | None = None,
+    store: ConversationStore | None = None,
+    backend: Backend | None = None,
     memory_llm: LLM | None = None,
     tokenizer: Tokenizer | None = None,
 ) -> Runtime:
-    """A runtime around parts the caller owns: `store` (default: a new `InMemoryStore`), and with a Redis
-    `client` the tiers (and a Redis store when no store is given)."""
+    """A runtime around parts the caller owns: `store` (default: the backend's conversations, else a new
+    `InMemoryStore`), and with a `backend` the tiers."""
     settings = settings or Settings()
-    if store is None:
-        store = (
-            _store(settings, client)
-            if client is not None
-            else InMemoryStore(max_message_bytes=settings.memory.max_message_bytes)
-        )
+    embed = llm.embed if settings.llm.embedding_model else None
     return Runtime(
         settings=settings,
-        store=store,
+        store=store or _conversations(settings, backend),
         llm=llm,
         memory_llm=memory_llm or llm,
         tokenizer=tokenizer or _tokenizer(settings),
-        tiers=_tiers(settings, client, llm, llm.embed if settings.llm.embedding_model else None)
-        if client is not None
-        else None,
+        tiers=_tiers(settings, backend, llm, embed) if backend is not None else None,
+        backend=backend,
     )
 
 
+def _conversations(settings: Settings, backend: Backend | None) -> ConversationStore:
+    if backend is not None:
+        return backend.conversations
+    return InMemoryStore(max_message_bytes=settings.memory.max_message_bytes)
+
+
 def _tiers(
-    settings: Settings, client: RedisClient, llm: LLM, embed: Embed | None, fusion: Fusion | None = None
+    settings: Settings, backend: Backend, llm: LLM, embed: Embed | None, fusion: Fusion | None = None
 ) -> Tiers:
     """The memory tiers, searching with `embed` (its vectors fused as `fusion` says) and with the main
     endpoint's rerank model when configured."""
     config = settings.llm
     return Tiers(
-        client,
-        prefix=settings.redis.key_prefix,
+        backend,
         embed=embed,
         fusion=fusion,
         rerank=llm.rerank if config.rerank_model else None,

@@ -19,7 +19,7 @@ from brain.progress import Progress
 from brain.search.documents import embed_texts
 from brain.search.index import IndexedDoc
 from brain.settings import Settings
-from brain.store.protocol import Conversation
+from brain.storage.conversation import Conversation
 from roles.assistant import Assistant
 from roles.skills import SkillDeclaration
 from roles.tiered import TieredAssistant

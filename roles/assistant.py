@@ -33,7 +33,7 @@ from brain.progress import Progress
 from brain.runtime import Runtime, open_runtime
 from brain.search.analysis import searchable
 from brain.settings import Settings
-from brain.store.protocol import Conversation
+from brain.storage.conversation import Conversation
 from roles.fact_worker import running
 from roles.locks import KeyedLocks
 from roles.operations import ChatOperations

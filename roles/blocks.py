@@ -53,12 +53,11 @@ class BlocksAssistant(Assistant):
         if settings.vector:
             blocks.append(
                 VectorBlock(
-                    self.tiers.client,
+                    self.tiers.index,
                     runtime.tokenizer,
                     embed=self.tiers.embed,
                     priority=settings.vector_priority,
                     top_k=settings.vector_top_k,
-                    scripts=self.tiers.index_scripts,
                 )
             )
         self.blocks = tuple(blocks)

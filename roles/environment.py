@@ -16,8 +16,9 @@ from pydantic import BaseModel, ConfigDict
 from actions.procedure import render_with_procedure, summarize_run
 from brain.errors import BrainError
 from brain.llm.protocol import LLM
-from brain.memory.procedures import Procedure, ProcedureStore
+from brain.memory.procedures import Procedure
 from brain.message import Message
+from brain.storage.procedures import ProcedureStore
 from roles.role import USER_REQUIREMENT, Role
 
 __all__ = ["Environment", "Team", "TeamResult"]

@@ -27,11 +27,11 @@ from brain.errors import BrainError, ConfigError, ConflictError
 from brain.llm.batching import cut
 from brain.llm.usage import SummaryStats
 from brain.memory.brain_memory import BrainMemory
-from brain.memory.fact_queue import QueueEntry
 from brain.memory.window import Window
 from brain.message import Message
 from brain.runtime import Runtime
-from brain.store.protocol import Conversation, Turn
+from brain.storage.conversation import Conversation, Turn
+from brain.storage.queue import QueueEntry
 
 __all__ = ["FactWorker", "WorkerReport", "batches", "running"]
 

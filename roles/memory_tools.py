@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict
 from brain.errors import InputError
 from brain.jsontext import model_json
 from brain.llm.protocol import Embed, ToolCall, ToolSpec, embed_one
-from brain.memory.core import CoreMemory
 from brain.search.index import Hit, IndexedDoc, SearchIndex
+from brain.storage.blocks import CoreBlockStore
 from roles.skills import check_arguments
 
 __all__ = ["GRAPH_SEARCH", "GraphLookup", "Linked", "MemoryTools", "ToolOutcome"]
@@ -160,7 +160,7 @@ class MemoryTools:
 
     def __init__(
         self,
-        core: CoreMemory,
+        core: CoreBlockStore,
         scopes: dict[str, bytes],
         archival: SearchIndex,
         recall: SearchIndex,

@@ -16,7 +16,7 @@ from brain.message import Message, check_text, speaker
 from brain.progress import Progress
 from brain.runtime import Runtime
 from brain.settings import MemorySettings
-from brain.store.protocol import Conversation
+from brain.storage.conversation import Conversation
 
 __all__ = ["ChatOperations"]
 

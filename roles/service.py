@@ -26,7 +26,7 @@ from brain.memory.tiers import Tiers
 from brain.memory.transfer import ConversationExport
 from brain.message import Message, check_text
 from brain.search.analysis import searchable
-from brain.store.protocol import Conversation, ConversationMeta
+from brain.storage.conversation import Conversation, ConversationMeta
 from roles.assistant import Assistant
 
 __all__ = [

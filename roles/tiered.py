@@ -21,7 +21,7 @@ from brain.keys import agent_scope, shared_scope, user_scope
 from brain.llm.protocol import ChatMessage, Completion
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.context import fit_prompt, pressure_note, prompt_tokens
-from brain.memory.core import Block, render_blocks
+from brain.memory.core import Block, ensure_blocks, render_blocks
 from brain.memory.graph import graph_links
 from brain.memory.tiers import Tiers
 from brain.message import Message, speaker
@@ -150,9 +150,8 @@ class TieredAssistant(Assistant):
             by_scope.setdefault(scopes[block.label], []).append(block)
         found: list[Block] = []
         for scope, defaults in by_scope.items():
-            found += [
-                b for b in await self.tiers.core.ensure(scope, defaults) if scopes.get(b.label) == scope
-            ]
+            ensured = await ensure_blocks(self.tiers.core, scope, defaults)
+            found += [b for b in ensured if scopes.get(b.label) == scope]
         for label, name in self.shared_blocks.items():
             found += [
                 b

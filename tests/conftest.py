@@ -11,10 +11,12 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from brain.store.embedded import EmbeddedValkey
-from brain.store.memory_store import InMemoryStore
-from brain.store.protocol import MemoryStore
-from brain.store.redis_store import RedisMemoryStore
+from brain.backends.memory import InMemoryStore
+from brain.backends.redis import RedisMemoryStore
+from brain.backends.redis.client import TranslatingRedis, connect
+from brain.backends.redis.embedded import EmbeddedValkey
+from brain.settings import RedisSettings
+from brain.storage.conversation import MemoryStore
 from tests.support.network_guard import GUARD_LOG_ENV, NetworkGuard
 from tests.support.openai_server import ScriptedOpenAIServer
 from tests.support.servers import RedisServerProcess
@@ -110,7 +112,9 @@ def redis_url(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    client = aioredis.Redis.from_url(redis_url)
+    """A client as the backend makes them: its failures are `StoreError`s, and at the connection cap a
+    command waits its turn."""
+    client = connect(redis_url, RedisSettings())
     yield client
     await client.aclose()
 
@@ -136,7 +140,7 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[MemoryStore]:
         yield InMemoryStore()
         return
     url: str = request.getfixturevalue("redis_server_url" if request.param == "redis" else "valkey_url")
-    client = aioredis.Redis.from_url(url)
+    client = TranslatingRedis.from_url(url)
     await client.flushdb()
     yield RedisMemoryStore(client, prefix="t")
     await client.aclose()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import redis
 
-from brain.store.embedded import EmbeddedValkey
+from brain.backends.redis.embedded import EmbeddedValkey
 
 
 @contextlib.contextmanager

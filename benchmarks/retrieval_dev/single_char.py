@@ -7,7 +7,7 @@ a probe's character is a word of its own, true answers, left out), and counts as
 first `k` results of its question. Data and scoring only: bring a search.
 
     hits, total = await single_char_hits(search)   # search(query) -> texts, best first; passages() indexed
-    hits, total = await index_single_char_hits(SearchIndex(client, base))  # indexes, scores, drops
+    hits, total = await index_single_char_hits(redis_index(client, base))  # indexes, scores, drops
 """
 
 from __future__ import annotations

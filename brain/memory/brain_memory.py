@@ -20,7 +20,7 @@ from brain.llm.usage import SummaryStats, Usage
 from brain.memory.window import Window, older_than_recent
 from brain.message import Message, speaker
 from brain.settings import MemorySettings
-from brain.store.protocol import Conversation, MemoryStore, StoredState, Turn, WriteBatch
+from brain.storage.conversation import Conversation, MemoryStore, StoredState, Turn, WriteBatch
 
 __all__ = ["BrainMemory", "Summarize"]
 

@@ -1,78 +1,14 @@
-"""Core memory: labelled blocks (persona, human, custom) with character limits, kept in Redis.
-
-Every write path (create, append, replace, set) checks the limit inside one Lua script, so concurrent edits
-of a shared block are serialized by Redis and no edit can push a block past its limit. A scope is whoever
-owns the blocks: an agent, a user, or a team sharing a block.
-"""
+"""Core memory as the prompt shows it: blocks in a stable order (`render_blocks`). The blocks are stored by
+a `brain.storage.CoreBlockStore`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
-from redis.exceptions import RedisError, ResponseError
+from brain.errors import InputError
+from brain.storage.blocks import Block, BlockLimitError, CoreBlockStore
 
-from brain.errors import InputError, StoreError
-from brain.keys import core_key
-from brain.store.connection import RedisClient
-from brain.telemetry import TracedScript
-
-__all__ = ["Block", "BlockLimitError", "CoreMemory", "render_blocks"]
-
-_EDIT = """
--- KEYS: blocks hash; ARGV: op (create|set|append|replace), label, a, b
--- create: a = block JSON (limit checked); set: a = value; append: a = text; replace: a = old, b = new
-local function chars(s) local _, n = string.gsub(s, '[^\\128-\\191]', ''); return n end
-local op, label = ARGV[1], ARGV[2]
-if op == 'create' then
-  local block = cjson.decode(ARGV[3])
-  if chars(block['value']) > tonumber(block['limit']) then
-    return redis.error_reply('BRAIN_LIMIT ' .. tonumber(block['limit']) .. ' ' .. chars(block['value']))
-  end
-  if redis.call('HSETNX', KEYS[1], label, ARGV[3]) == 0 and ARGV[4] ~= 'replace' then
-    return redis.error_reply('BRAIN_EXISTS')
-  end
-  redis.call('HSET', KEYS[1], label, ARGV[3])
-  return ARGV[3]
-end
-local raw = redis.call('HGET', KEYS[1], label)
-if not raw then return redis.error_reply('BRAIN_MISSING') end
-local block = cjson.decode(raw)
-if block['read_only'] then return redis.error_reply('BRAIN_READ_ONLY') end
-local value = block['value']
-if op == 'set' then value = ARGV[3]
-elseif op == 'append' then
-  if value == '' then value = ARGV[3] else value = value .. '\\n' .. ARGV[3] end
-elseif op == 'replace' then
-  local s, e = string.find(value, ARGV[3], 1, true)
-  if not s or ARGV[3] == '' then return redis.error_reply('BRAIN_NOT_FOUND') end
-  value = string.sub(value, 1, s - 1) .. ARGV[4] .. string.sub(value, e + 1)
-end
-local limit = tonumber(block['limit'])
-if chars(value) > limit then
-  return redis.error_reply('BRAIN_LIMIT ' .. limit .. ' ' .. chars(value) .. ' ' .. chars(block['value']))
-end
-block['value'] = value
-local encoded = cjson.encode(block)
-redis.call('HSET', KEYS[1], label, encoded)
-return encoded
-"""
-
-
-class Block(BaseModel):
-    """A core memory block."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    label: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    value: str = ""
-    limit: int = Field(2_000, ge=1, le=100_000)
-    description: str = ""
-    read_only: bool = False
-
-
-class BlockLimitError(InputError):
-    """An edit would push a block past its limit; the block is unchanged."""
+__all__ = ["Block", "BlockLimitError", "ensure_blocks", "render_blocks"]
 
 
 def render_blocks(blocks: Sequence[Block]) -> str:
@@ -85,90 +21,15 @@ def render_blocks(blocks: Sequence[Block]) -> str:
     return "Core memory (always in view; edit with the core_memory tools):\n" + "\n".join(parts)
 
 
-class CoreMemory:
-    """Blocks per scope in one Redis hash each. The client is injected."""
-
-    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
-        self._client = client
-        self.prefix = prefix
-        self._edit = TracedScript(client.register_script(_EDIT), "core.edit")
-
-    def key(self, scope: str | bytes) -> str:
-        return core_key(self.prefix, scope)
-
-    async def _run(self, scope: str | bytes, args: list[str]) -> Block:
-        try:
-            raw = await self._edit(keys=[self.key(scope)], args=args)
-        except ResponseError as exc:
-            raise _translate(str(exc), args[1]) from None
-        except (RedisError, OSError) as exc:
-            raise StoreError(f"editing core memory block {args[1]!r} failed: {exc}") from exc
-        return Block.model_validate_json(raw)
-
-    async def create(self, scope: str | bytes, block: Block, *, replace: bool = False) -> Block:
-        return await self._run(
-            scope, ["create", block.label, block.model_dump_json(), "replace" if replace else ""]
-        )
-
-    async def ensure(self, scope: str | bytes, blocks: Sequence[Block]) -> list[Block]:
-        """Create the blocks that do not exist yet; return every block of the scope."""
-        existing = {b.label for b in await self.list(scope)}
-        for block in blocks:
-            if block.label not in existing:
-                try:
-                    await self.create(scope, block)
-                except InputError as exc:
-                    if "exists" not in str(exc):
-                        raise
-        return await self.list(scope)
-
-    async def set(self, scope: str | bytes, label: str, value: str) -> Block:
-        return await self._run(scope, ["set", label, value, ""])
-
-    async def append(self, scope: str | bytes, label: str, text: str) -> Block:
-        return await self._run(scope, ["append", label, text, ""])
-
-    async def replace(self, scope: str | bytes, label: str, old: str, new: str) -> Block:
-        return await self._run(scope, ["replace", label, old, new])
-
-    async def list(self, scope: str | bytes) -> list[Block]:
-        try:
-            raw = await self._client.hgetall(self.key(scope))
-        except (RedisError, OSError) as exc:
-            raise StoreError(f"reading core memory failed: {exc}") from exc
-        return [Block.model_validate_json(v) for _, v in sorted(raw.items())]
-
-    async def drop(self, scope: str | bytes) -> int:
-        """Delete every block of `scope`; how many there were."""
-        try:
-            count = int(await self._client.hlen(self.key(scope)))
-            await self._client.delete(self.key(scope))
-        except (RedisError, OSError) as exc:
-            raise StoreError(f"deleting core memory failed: {exc}") from exc
-        return count
-
-    async def delete(self, scope: str | bytes, label: str) -> bool:
-        try:
-            return bool(await self._client.hdel(self.key(scope), label))
-        except (RedisError, OSError) as exc:
-            raise StoreError(f"deleting core memory block {label!r} failed: {exc}") from exc
-
-
-def _translate(text: str, label: str) -> InputError:
-    if "BRAIN_LIMIT" in text:
-        numbers = text.split("BRAIN_LIMIT", 1)[1].split()
-        limit, wanted = int(numbers[0]), int(numbers[1])
-        current = int(numbers[2]) if len(numbers) > 2 and numbers[2].isdigit() else 0
-        return BlockLimitError(
-            f"block {label!r} holds at most {limit} characters; this edit would make it {wanted} "
-            f"({limit - current} characters of room left); shorten it or replace old content"
-        )
-    if "BRAIN_MISSING" in text:
-        return InputError(f"there is no core memory block {label!r}")
-    if "BRAIN_NOT_FOUND" in text:
-        return InputError(f"the text to replace was not found in block {label!r}; it must match exactly")
-    if "BRAIN_READ_ONLY" in text:
-        return InputError(f"block {label!r} is read-only")
-    if "BRAIN_EXISTS" in text:
-        return InputError(f"block {label!r} exists already")
-    return InputError(f"editing block {label!r} failed: {text}")
+async def ensure_blocks(store: CoreBlockStore, scope: str | bytes, blocks: Sequence[Block]) -> list[Block]:
+    """Create the blocks of `scope` that do not exist yet (a concurrent creation is no error); every block
+    of the scope."""
+    existing = {b.label for b in await store.list(scope)}
+    for block in blocks:
+        if block.label not in existing:
+            try:
+                await store.create(scope, block)
+            except InputError as exc:
+                if "exists" not in str(exc):
+                    raise
+    return await store.list(scope)

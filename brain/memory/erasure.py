@@ -4,12 +4,10 @@ whole user (every chat, archival memory, the user's core blocks), checked afterw
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
-from redis.exceptions import RedisError
 
-from brain.errors import StoreError
-from brain.keys import user_patterns, user_scope
+from brain.keys import user_scope
 from brain.memory.tiers import Tiers
-from brain.store.protocol import Conversation, MemoryStore
+from brain.storage.conversation import Conversation, MemoryStore
 
 __all__ = ["ErasureReport", "erase_chat", "erase_user", "user_keys"]
 
@@ -71,25 +69,11 @@ async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | byt
         core_blocks=await tiers.core.drop(user_scope(user_id)),
         queued=await tiers.fact_queue.drop(user_id),  # one read of the queue for every chat
     )
-    for key in await user_keys(tiers, user_id):  # e.g. the recall memory of a chat deleted earlier alone
-        await _delete(tiers, key)
+    # e.g. the recall memory of a chat deleted earlier alone, facts, graph, usage
+    await tiers.backend.purge(await user_keys(tiers, user_id))
     return report + ErasureReport(remaining=tuple(await user_keys(tiers, user_id)))
 
 
 async def user_keys(tiers: Tiers, user_id: str | bytes) -> list[str]:
-    """Every key of `user_id` in Redis (a full SCAN per pattern: for erasure and audits, not hot paths)."""
-    found: list[str] = []
-    try:
-        for pattern in user_patterns(tiers.prefix, user_id):
-            async for key in tiers.client.scan_iter(match=pattern, count=1_000):
-                found.append(key.decode() if isinstance(key, bytes) else str(key))
-    except (RedisError, OSError) as exc:
-        raise StoreError(f"scanning for the keys of user {user_id!r} failed: {exc}") from exc
-    return sorted(set(found))
-
-
-async def _delete(tiers: Tiers, key: str) -> None:
-    try:
-        await tiers.client.delete(key)
-    except (RedisError, OSError) as exc:
-        raise StoreError(f"deleting {key} failed: {exc}") from exc
+    """Everything of `user_id` still stored (a full scan: for erasure and audits, not hot paths)."""
+    return await tiers.backend.user_leftovers(user_id)

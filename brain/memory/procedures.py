@@ -1,51 +1,30 @@
-"""Procedural memory: how an agent (a role, or a team) went about a task, stored per agent and found again by
-the task's text (BM25, plus vectors with an embedding model) for the next run of the same kind of task.
+"""Procedural memory over any search index store: each agent's procedures in its own index namespace
+(`brain.keys.procedures_base`), found again by the task's text (BM25, plus vectors with an embedding model).
 The summary of a run is an LLM task (`actions.procedure`); this is where procedures are kept."""
 
 from __future__ import annotations
 
-import time
-import uuid
-
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Callable
 
 from brain.errors import InputError
 from brain.keys import procedures_base
 from brain.llm.protocol import Embed, embed_one
-from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
-from brain.store.connection import RedisClient
+from brain.search.index import IndexedDoc, SearchIndex
+from brain.storage.procedures import Procedure
 
-__all__ = ["Procedure", "ProcedureStore"]
-
-
-class Procedure(BaseModel):
-    """One stored run: the task, the procedure the summary describes, and when."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    agent: str
-    task: str
-    procedure: str
-    created_at: float = Field(default_factory=time.time)
+__all__ = ["Procedure", "Procedures"]
 
 
-class ProcedureStore:
-    """Procedures of every agent, each agent in its own namespace (`brain.keys.procedures_base`)."""
+class Procedures:
+    """A `ProcedureStore`: `index(base)` gives the search index of a namespace."""
 
     def __init__(
-        self,
-        client: RedisClient,
-        *,
-        prefix: str = "brain",
-        embed: Embed | None = None,
-        scripts: IndexScripts | None = None,
+        self, index: Callable[[str], SearchIndex], *, prefix: str = "brain", embed: Embed | None = None
     ) -> None:
-        self._client, self.prefix, self.embed = client, prefix, embed
-        self._scripts = scripts or IndexScripts(client)
+        self._index_of, self.prefix, self.embed = index, prefix, embed
 
     def _index(self, agent: str) -> SearchIndex:
-        return SearchIndex(self._client, procedures_base(self.prefix, agent), scripts=self._scripts)
+        return self._index_of(procedures_base(self.prefix, agent))
 
     async def save(self, procedure: Procedure) -> Procedure:
         if not procedure.task.strip() or not procedure.procedure.strip():
@@ -61,7 +40,6 @@ class ProcedureStore:
         return procedure
 
     async def find(self, agent: str, task: str, *, limit: int = 1) -> list[Procedure]:
-        """`agent`'s procedures for tasks like `task`, best first (none when nothing matches)."""
         hits = await self._index(agent).related(task, limit=limit, vector=await embed_one(self.embed, task))
         return [Procedure.model_validate(h.doc.metadata) for h in hits]
 

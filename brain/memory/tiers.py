@@ -1,6 +1,7 @@
-"""The memory tiers beyond the conversation, all in the same Redis: core memory blocks, each user's
-archival memory and facts (with the queue feeding them), each conversation's recall memory (every past turn,
-searchable). Namespaces come from `brain.keys`, so one tenant's index is never another's."""
+"""The memory tiers beyond the conversation, all in one backend: core memory blocks, each user's archival
+memory and facts (with the queue feeding them) and graph, each conversation's recall memory (every past
+turn, searchable), agents' procedures. Namespaces come from `brain.keys`, so one tenant's index is never
+another's."""
 
 from __future__ import annotations
 
@@ -8,89 +9,76 @@ from brain.errors import NotFoundError
 from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.llm.protocol import Embed, embed_one
 from brain.llm.rerank import Rerank
-from brain.memory.blocks.store import BlockScripts, BlockSession
-from brain.memory.core import CoreMemory
-from brain.memory.fact_queue import FactQueue
-from brain.memory.facts import AuditEvent, FactStore
-from brain.memory.graph import GraphStore
-from brain.memory.procedures import ProcedureStore
+from brain.memory.facts import AuditEvent, FactMemory
+from brain.memory.graph import GraphMemory
+from brain.memory.procedures import Procedures
 from brain.search.analysis import Fusion
-from brain.search.index import IndexScripts, SearchIndex
-from brain.store.connection import RedisClient
+from brain.search.index import SearchIndex
+from brain.storage.backend import Backend
+from brain.storage.blocks import BlockSessionStore, CoreBlockStore
+from brain.storage.queue import FactQueue
 
 __all__ = ["Tiers"]
 
 
 class Tiers:
-    """Core, archival and recall memory over one injected Redis client (the caller owns it). Archival and
-    recall indexes are dated: each document is indexed (and embedded) with its day in words.
+    """Core, archival and recall memory, facts, graph and procedures over one injected backend (the caller
+    owns it). Archival and recall indexes are dated: each document is indexed (and embedded) with its day
+    in words.
 
     `embed`, when set, gives vectors for hybrid search (the configured embedding model), fused as `fusion`
-    says (the model's measured weight); `rerank`, when
-    set, reorders the best `rerank_depth` hits of archival and recall searches (`SearchIndex`)."""
+    says (the model's measured weight); `rerank`, when set, reorders the best `rerank_depth` hits of
+    archival and recall searches (`SearchIndex`)."""
 
     def __init__(
         self,
-        client: RedisClient,
+        backend: Backend,
         *,
-        prefix: str = "brain",
         embed: Embed | None = None,
         rerank: Rerank | None = None,
         rerank_depth: int = 20,
         fusion: Fusion | None = None,
     ) -> None:
-        self.client = client
-        self.prefix = prefix
+        self.backend = backend
+        self.prefix = backend.prefix
         self.embed = embed
+        self.fusion = fusion or Fusion()
         self.rerank, self.rerank_depth = rerank, rerank_depth
-        # one set of scripts and vector snapshots for every index, fusing `embed`'s vectors as `fusion` says
-        self.index_scripts = IndexScripts(client, fusion=fusion)
-        self.core = CoreMemory(client, prefix=prefix)
-        self.facts = FactStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
-        self.fact_queue = FactQueue(client, prefix=prefix)
-        self.graph = GraphStore(client, prefix=prefix)
-        self.procedures = ProcedureStore(client, prefix=prefix, embed=embed, scripts=self.index_scripts)
-        self._block_scripts = BlockScripts(client)
+        self.core: CoreBlockStore = backend.core
+        self.facts = FactMemory(backend.facts, self.index, prefix=self.prefix, embed=embed)
+        self.fact_queue: FactQueue = backend.queue
+        self.graph = GraphMemory(backend.graph)
+        self.procedures = Procedures(self.index, prefix=self.prefix, embed=embed)
+
+    def index(self, base: str, *, dated: bool = False, reranked: bool = False) -> SearchIndex:
+        """The search index of namespace `base`, fusing this backend's vectors as `fusion` says."""
+        return SearchIndex(
+            self.backend.index(base),
+            dated=dated,
+            fusion=self.fusion,
+            rerank=self.rerank if reranked else None,
+            rerank_depth=self.rerank_depth,
+        )
 
     def archival(self, user_id: str | bytes) -> SearchIndex:
         """A user's archival memory (shared by all their chats)."""
-        return SearchIndex(
-            self.client,
-            archival_base(self.prefix, user_id),
-            scripts=self.index_scripts,
-            dated=True,
-            rerank=self.rerank,
-            rerank_depth=self.rerank_depth,
-        )
+        return self.index(archival_base(self.prefix, user_id), dated=True, reranked=True)
 
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """One conversation's recall memory."""
-        return SearchIndex(
-            self.client,
-            recall_base(self.prefix, user_id, chat_id),
-            scripts=self.index_scripts,
-            dated=True,
-            rerank=self.rerank,
-            rerank_depth=self.rerank_depth,
-        )
+        return self.index(recall_base(self.prefix, user_id, chat_id), dated=True, reranked=True)
 
-    def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSession:
+    def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSessionStore:
         """One conversation's block memory storage (`memory.mode: blocks`)."""
-        return BlockSession(self.client, user_id, chat_id, prefix=self.prefix, scripts=self._block_scripts)
+        return self.backend.block_session(user_id, chat_id)
 
     def block_vectors(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """The index of a conversation's flushed messages (the vector block's)."""
-        base = self.block_session(user_id, chat_id).vectors_base
-        return SearchIndex(self.client, base, scripts=self.index_scripts)
+        return self.index(self.block_session(user_id, chat_id).vectors_base)
 
     def legacy_recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """A chat's recall index as brain-assistant 0.1 named it (only erasure reads it)."""
-        return SearchIndex(
-            self.client,
-            legacy_recall_base(self.prefix, user_id, chat_id),
-            scripts=self.index_scripts,
-            dated=True,
-        )
+        return self.index(legacy_recall_base(self.prefix, user_id, chat_id), dated=True)
 
     async def vector(self, text: str) -> list[float] | None:
         """The embedding of `text`, or None without an embedding model (or for blank text)."""

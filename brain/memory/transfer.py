@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from brain.errors import ConflictError, InputError
 from brain.message import Message
 from brain.progress import Progress, report
-from brain.store.protocol import Conversation, MemoryStore, Turn, WriteBatch
+from brain.storage.conversation import Conversation, MemoryStore, Turn, WriteBatch
 
 __all__ = ["EXPORT_FORMAT", "ConversationExport", "export_conversation", "import_conversation"]
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain.settings import MemorySettings
-from brain.store.protocol import Turn
+from brain.storage.conversation import Turn
 
 __all__ = ["Window", "older_than_recent"]
 

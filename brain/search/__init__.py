@@ -1,4 +1,4 @@
-"""Search: text analysis, a BM25 (+ vector) index in plain Redis, and documents loaded into it."""
+"""Search: text analysis, BM25 (+ vector) search over an index store, and documents loaded into it."""
 
 from brain.search.documents import LoadResult, load_document, split_document
 from brain.search.index import Hit, IndexedDoc, SearchIndex

@@ -1,43 +1,39 @@
-"""A lexical (BM25) and vector index in plain Redis data structures: works on Redis 7 and Valkey without
-modules. Storage is `brain.search.storage`'s; this module searches.
+"""Search over one index namespace: query analysis, BM25 (ranked where the postings live), vectors fused by
+score, reranking. Storage is an `IndexStore`'s (`brain.storage.index`), documents `DocumentIndex`'s.
 
-One index per namespace (e.g. a user's archival memory); all its keys share one hash tag, so every query
-touches only that namespace's keys (tenants are isolated by construction) and works on Redis Cluster.
+One index per namespace (e.g. a user's archival memory); a store keeps each namespace apart (in Redis, under
+one hash tag), so every query touches only that namespace (tenants are isolated by construction).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from brain import telemetry
-from brain.errors import InputError
+from brain.errors import InputError, StoreError
 from brain.llm.rerank import Rerank
-from brain.search.analysis import fuse, query_weights, searchable
-from brain.search.filters import allowed_ids, tag_list, text
-from brain.search.records import Hit, IndexedDoc
-from brain.search.scripts import IndexScripts
-from brain.search.storage import IndexStore
-from brain.store.connection import RedisClient
+from brain.search.analysis import Fusion, fuse, query_weights, searchable
+from brain.search.filters import tag_list
+from brain.search.storage import DocumentIndex
+from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
 
-__all__ = ["Hit", "IndexScripts", "IndexedDoc", "SearchIndex"]
+__all__ = ["Hit", "IndexedDoc", "SearchIndex"]
 
 
-class SearchIndex(IndexStore):
-    """BM25 search over one namespace's documents, plus date-range listing. Clients are injected.
+class SearchIndex(DocumentIndex):
+    """BM25 search over one namespace's documents, plus date-range listing, over an injected store.
 
-    `base` is the namespace's key base from `brain.keys` (`archival_base`, `recall_base`). Hybrid search
-    fuses the best `depth` of each ranking by score, as the scripts' `Fusion` says (`fuse`). With
-    `rerank`, a query's best `rerank_depth` hits are reordered by the reranker's scores (one call)."""
+    Hybrid search fuses the best `depth` of each ranking by score, as `fusion` says (`fuse`: the embedding
+    model's measured weight). With `rerank`, a query's best `rerank_depth` hits are reordered by the
+    reranker's scores (one call)."""
 
     def __init__(
         self,
-        client: RedisClient,
-        base: str,
+        store: IndexStore,
         *,
-        scripts: IndexScripts | None = None,
         dated: bool = False,
+        fusion: Fusion | None = None,
         per_term: int = 1_000,
         k1: float = 1.2,
         b: float = 0.75,
@@ -45,7 +41,8 @@ class SearchIndex(IndexStore):
         rerank: Rerank | None = None,
         rerank_depth: int = 20,
     ) -> None:
-        super().__init__(client, base, scripts=scripts, dated=dated)
+        super().__init__(store, dated=dated)
+        self.fusion = fusion or Fusion()
         self.per_term, self.k1, self.b = per_term, k1, b
         self.depth = depth
         self.rerank, self.rerank_depth = rerank, rerank_depth
@@ -124,27 +121,27 @@ class SearchIndex(IndexStore):
         offset: int,
         limit: int,
     ) -> tuple[list[tuple[str, float]], int]:
-        """The script's BM25 ranking of weighted terms: (id, score) pairs of one page, and how many matched
+        """The store's BM25 ranking of weighted terms: (id, score) pairs of one page, and how many matched
         in all."""
-        words = sorted(query_terms)
-        args: list[Any] = [
-            " ".join(words),
-            " ".join(tag_list),
-            self.per_term,
-            self.k1,
-            self.b,
-            start if start is not None else -1e308,
-            end if end is not None else 1e308,
-            max(offset, 0),
-            max(limit, 0),
-            self.analysis,
-            " ".join(repr(float(query_terms[w])) for w in words),
-        ]
-        total, *flat = await self._current(
-            "searching", lambda: self._search(keys=[self._key("docs")], args=args)
-        )
-        names = [text(x) for x in flat[0::2]]
-        return list(zip(names, map(float, flat[1::2]), strict=True)), int(total)
+
+        async def run() -> Ranking | None:
+            return await self.store.rank(
+                query_terms,
+                tags=tag_list,
+                start=start,
+                end=end,
+                offset=max(offset, 0),
+                limit=max(limit, 0),
+                analysis=self.analysis,
+                per_term=self.per_term,
+                k1=self.k1,
+                b=self.b,
+            )
+
+        ranking = await self._current(run, lambda r: r is None)
+        if ranking is None:
+            raise StoreError(f"{self.base} is still built by another analysis after a rebuild")
+        return list(ranking.hits), ranking.total
 
     async def vector_search(
         self,
@@ -156,17 +153,10 @@ class SearchIndex(IndexStore):
         limit: int = 50,
     ) -> list[Hit]:
         """Nearest documents by cosine similarity (exact: every vector of the namespace is scored)."""
-        allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
-        nearest = await self._nearest(vector, allowed, limit)
+        allowed = await self.store.allowed(tag_list(tags), start, end)
+        nearest = await self.store.nearest(vector, allowed, limit)
         docs = {d.id: d for d in await self._docs([i for i, _ in nearest])}
         return [Hit(doc=docs[i], score=s) for i, s in nearest if i in docs]
-
-    async def _nearest(
-        self, vector: Sequence[float], allowed: set[str] | None, limit: int
-    ) -> list[tuple[str, float]]:
-        """The `limit` nearest ids (among `allowed`, the filters' ids, when not None)."""
-        snapshot = await self._call("reading vectors", self._vectors.snapshot(self._client, self.base))
-        return list(snapshot.nearest(vector, limit, allowed))
 
     async def _hybrid(
         self,
@@ -182,7 +172,7 @@ class SearchIndex(IndexStore):
         depth = max(self.depth, offset + limit)
         allowed = None  # the filters' ids, read once for the vector ranking and the linked documents
         if vector is not None or linked:
-            allowed = await self._call("filtering", allowed_ids(self._client, self.base, tags, start, end))
+            allowed = await self.store.allowed(tag_list(tags), start, end)
 
         async def words() -> list[tuple[str, float]]:
             if not query_terms:
@@ -191,7 +181,7 @@ class SearchIndex(IndexStore):
             return ranked
 
         async def meaning() -> list[tuple[str, float]]:
-            return [] if vector is None else await self._nearest(vector, allowed, depth)
+            return [] if vector is None else await self.store.nearest(vector, allowed, depth)
 
         lexical, nearest = await asyncio.gather(words(), meaning())  # two connections: both at once
         if linked:
@@ -229,11 +219,8 @@ class SearchIndex(IndexStore):
     async def _by_date(
         self, tags: Sequence[str], start: float | None, end: float | None, offset: int, limit: int
     ) -> tuple[list[Hit], int]:
-        low = "-inf" if start is None else start
-        high = "+inf" if end is None else end
-        ids = await self._call("listing", self._client.zrevrangebyscore(self._key("time"), high, low))
-        ids = [text(i) for i in ids]
-        allowed = await self._call("listing", allowed_ids(self._client, self.base, tags, None, None))
+        ids = await self.store.by_time(start, end)
+        allowed = await self.store.allowed(tag_list(tags), None, None)
         if allowed is not None:
             ids = [i for i in ids if i in allowed]
         page = ids[offset : offset + limit]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import openai
 
+from brain.backends.redis import RedisConnection
 from brain.errors import ConfigError, StoreError
 from brain.llm.endpoint import create_openai_client
 from brain.llm.local import local_model_path
 from brain.settings import LLMSettings, LocalSettings, Settings, mask_url
-from brain.store.connection import RedisConnection
 
 __all__ = ["check_llm", "check_redis"]
 

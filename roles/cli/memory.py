@@ -14,7 +14,7 @@ from brain.progress import Progress, within
 from brain.runtime import Runtime, open_runtime
 from brain.search.documents import load_document
 from brain.settings import Settings
-from brain.store.protocol import Conversation
+from brain.storage.conversation import Conversation
 from roles.agent_file import export_agent, import_agent, parse_agent_file
 from roles.assistant import Assistant
 from roles.cli.progress import progress_to

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from brain import telemetry
 from brain.runtime import open_runtime
 from brain.settings import Settings
-from brain.store.api_keys import ApiKeyStore
 from roles.assistant import Assistant
 from roles.cli.args import AGENT_ID, USER_ID
 from roles.mcp_server import build_mcp
@@ -55,7 +54,7 @@ def _date(ts: float | None) -> str:
 async def keys_command(settings: Settings, args: argparse.Namespace) -> int:
     async with open_runtime(settings) as runtime:
         assert runtime.tiers is not None
-        keys = ApiKeyStore(runtime.tiers.client, prefix=settings.redis.key_prefix)
+        keys = runtime.tiers.backend.api_keys
         if args.keys_command == "create":
             key, secret = await keys.create(args.user, agent=args.agent, name=args.name)
             print(secret)

@@ -16,13 +16,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse
-from redis.exceptions import RedisError
 from starlette.routing import Route
 
 from brain import __version__
 from brain.errors import BrainError, ConflictError, InputError, LLMError, NotFoundError, StoreError
 from brain.settings import Settings
-from brain.store.api_keys import ApiKeyStore
 from roles.assistant import Assistant
 from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
 from roles.http.routes import router
@@ -64,7 +62,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with opener() as assistant:
             service = MemoryService(assistant)
-            keys = ApiKeyStore(service.tiers.client, prefix=settings.redis.key_prefix)
+            keys = service.tiers.backend.api_keys
             mcp = build_mcp(service, _mcp_scope, default_chat=settings.serve.mcp_chat)
             mcp.streamable_http_app(
                 streamable_http_path="/mcp", stateless_http=True, json_response=True, host=settings.serve.host
@@ -99,10 +97,10 @@ def create_app(
 
     @app.get("/readyz", tags=["health"])
     async def ready(request: Request) -> JSONResponse:
-        """Redis answers: this server can serve."""
+        """The store answers: this server can serve."""
         try:
-            await request.app.state.service.tiers.client.ping()
-        except (RedisError, OSError, BrainError) as exc:
+            await request.app.state.service.tiers.backend.ping()
+        except BrainError as exc:
             return JSONResponse({"status": "unavailable", "detail": type(exc).__name__}, status_code=503)
         return JSONResponse({"status": "ready"})
 

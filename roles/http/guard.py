@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from brain import telemetry
 from brain.settings import ServeSettings
-from brain.store.api_keys import ApiKey, ApiKeyStore
+from brain.storage.keys import ApiKey, ApiKeyStore
 from roles import service
 
 __all__ = ["CURRENT_SCOPE", "BodyLimit", "Refusal", "authenticate", "mcp_guard"]

@@ -22,9 +22,9 @@ from actions.facts import (
 from actions.remember import remember
 from brain.errors import LLMError
 from brain.llm.protocol import JsonSchema
-from brain.memory.facts import FactStore
 from brain.message import Message
 from brain.testing import ScriptedCall, ScriptedLLM
+from tests.support.stores import redis_tiers
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def turn(text: str) -> list[Message]:
 
 
 async def test_exact_repeats_cost_no_reconciliation(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     llm = ScriptedLLM([facts_reply("Is vegetarian", "Lives in Oslo"), facts_reply("is vegetarian.")])
     first = await remember(llm, store, "ann", turn("I'm vegetarian and I live in Oslo"))
     assert (first.added, first.calls) == (2, 1)  # nothing related yet: no second call
@@ -132,7 +132,7 @@ async def test_exact_repeats_cost_no_reconciliation(redis_client: aioredis.Redis
 
 
 async def test_a_repeated_turn_is_read_again_once_its_facts_changed(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     llm = ScriptedLLM([facts_reply("Likes tea"), facts_reply("Likes tea")])
     await remember(llm, store, "bo", turn("I like tea"))
     fact = (await store.all("bo"))[0]
@@ -145,7 +145,7 @@ async def test_a_repeated_turn_is_read_again_once_its_facts_changed(redis_client
 async def test_contradiction_retires_the_old_fact_and_keeps_both_in_history(
     redis_client: aioredis.Redis,
 ) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
 
     def reconcile(call: ScriptedCall) -> str:
         assert "0: I love Chinese food" in (call.messages[1].content or "")
@@ -166,7 +166,7 @@ async def test_contradiction_retires_the_old_fact_and_keeps_both_in_history(
 
 
 async def test_invented_ids_are_not_applied(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     hallucinating = json.dumps(
         {"memory": [{"event": "DELETE", "id": "12"}, {"event": "UPDATE", "id": "abc", "text": "x", "new": 0}]}
     )
@@ -178,14 +178,14 @@ async def test_invented_ids_are_not_applied(redis_client: aioredis.Redis) -> Non
 
 
 async def test_a_bad_reply_applies_nothing(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     with pytest.raises(LLMError):
         await remember(ScriptedLLM(["I could not find any facts, sorry."]), store, "cy", turn("I am Cy"))
     assert await store.all("cy") == [] and await store.history("cy") == []
 
 
 async def test_facts_keep_the_users_language(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     llm = ScriptedLLM([facts_reply("喜欢吃辣"), facts_reply("喜欢吃辣。")])
     await remember(llm, store, "dai", turn("我喜欢吃辣"))
     again = await remember(llm, store, "dai", turn("我很喜欢吃辣"))
@@ -196,7 +196,7 @@ async def test_facts_keep_the_users_language(redis_client: aioredis.Redis) -> No
 async def test_a_wording_matched_to_a_known_fact_costs_no_call_the_next_time(
     redis_client: aioredis.Redis,
 ) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     same = json.dumps({"memory": [{"event": "NONE", "id": "0", "new": 0}]})
     llm = ScriptedLLM(
         [

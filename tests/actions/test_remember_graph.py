@@ -10,11 +10,10 @@ import redis.asyncio as aioredis
 
 from actions.remember_graph import remember_graph
 from brain.errors import LLMError
-from brain.memory.facts import FactStore
-from brain.memory.graph import GraphStore
 from brain.message import Message
 from brain.settings import GraphSettings
 from brain.testing import ScriptedLLM, tool_calls
+from tests.support.stores import redis_tiers
 
 SETTINGS = GraphSettings(enabled=True)
 FIRST = [
@@ -36,7 +35,10 @@ GRAPH = {
 
 
 async def test_one_call_extracts_entities_and_relations(redis_client: aioredis.Redis) -> None:
-    graph, llm = GraphStore(redis_client, prefix="rg1"), ScriptedLLM([tool_calls(("record_graph", GRAPH))])
+    graph, llm = (
+        redis_tiers(redis_client, prefix="rg1").graph,
+        ScriptedLLM([tool_calls(("record_graph", GRAPH))]),
+    )
     facts = {"f1": "Caroline adopted a dog named Rex"}
     report = await remember_graph(
         llm, graph, "u", FIRST, SETTINGS, facts=facts, today=datetime(2023, 5, 8, tzinfo=UTC)
@@ -68,7 +70,10 @@ async def test_one_call_extracts_entities_and_relations(redis_client: aioredis.R
 
 
 async def test_a_possible_contradiction_is_checked_by_a_second_call(redis_client: aioredis.Redis) -> None:
-    graph, facts = GraphStore(redis_client, prefix="rg2"), FactStore(redis_client, prefix="rg2")
+    graph, facts = (
+        redis_tiers(redis_client, prefix="rg2").graph,
+        redis_tiers(redis_client, prefix="rg2").facts,
+    )
     llm = ScriptedLLM([tool_calls(("record_graph", GRAPH))])
     await remember_graph(llm, graph, "u", FIRST, SETTINGS)
     moved = {
@@ -107,7 +112,7 @@ async def test_a_possible_contradiction_is_checked_by_a_second_call(redis_client
     ],
 )
 async def test_a_malformed_call_applies_nothing(redis_client: aioredis.Redis, reply: object) -> None:
-    graph = GraphStore(redis_client, prefix="rg3")
+    graph = redis_tiers(redis_client, prefix="rg3").graph
     llm = ScriptedLLM([reply, tool_calls(("record_graph", GRAPH))])  # type: ignore[list-item]
     with pytest.raises(LLMError):
         await remember_graph(llm, graph, "u", FIRST, SETTINGS)
@@ -116,7 +121,7 @@ async def test_a_malformed_call_applies_nothing(redis_client: aioredis.Redis, re
 
 
 async def test_caps_and_invented_ids(redis_client: aioredis.Redis) -> None:
-    graph = GraphStore(redis_client, prefix="rg4")
+    graph = redis_tiers(redis_client, prefix="rg4").graph
     capped = GraphSettings(enabled=True, max_entities=2, max_relations=1)
     llm = ScriptedLLM([tool_calls(("record_graph", GRAPH))])
     report = await remember_graph(llm, graph, "u", FIRST, capped)

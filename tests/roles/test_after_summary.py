@@ -6,7 +6,7 @@ from __future__ import annotations
 from io import StringIO
 
 from brain import InMemoryStore
-from brain.store.protocol import MemoryStore
+from brain.storage.conversation import MemoryStore
 from brain.testing import ScriptedLLM
 from roles.assistant import Assistant
 from roles.cli.session import ChatSession

@@ -5,8 +5,9 @@ from __future__ import annotations
 import redis.asyncio as aioredis
 
 from brain import Settings
+from brain.backends.redis.core_blocks import RedisCoreBlockStore
 from brain.keys import shared_scope
-from brain.memory.core import Block, CoreMemory
+from brain.memory.core import Block
 from brain.memory.transfer import ConversationExport, ExportedTurn
 from brain.message import Message
 from brain.progress import ProgressEvent
@@ -43,7 +44,7 @@ async def test_round_trip_is_exact_and_has_no_secrets(redis_client: aioredis.Red
         ]
     )
     source = agent(redis_client, llm, "src")
-    await CoreMemory(redis_client, prefix="src").create(
+    await RedisCoreBlockStore(redis_client, prefix="src").create(
         shared_scope("team:x"), Block(label="team", value="Deadline Friday")
     )
     await source.chat("ann", "c1", "I am Ann, vegetarian")

@@ -11,7 +11,7 @@ import redis.asyncio as aioredis
 from brain import MemorySettings
 from brain.message import Message
 from brain.settings import FactSettings
-from brain.store.protocol import Turn
+from brain.storage.conversation import Turn
 from brain.testing import ScriptedCall, ScriptedLLM
 from roles.assistant import Assistant
 from roles.fact_worker import FactWorker, batches, running

@@ -8,15 +8,16 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from brain import Settings, local_runtime
+from brain.backends.redis import RedisBackend
 from brain.llm.protocol import ToolCall
 from brain.memory.facts import Fact
-from brain.memory.tiers import Tiers
 from brain.search.index import IndexedDoc
 from brain.testing import ScriptedLLM
 from roles.memory_tools import SPECS, MemoryTools
 from roles.skills import Skill, SkillDeclaration, Skills
 from roles.tiered import TieredAssistant
 from tests.support.runtime import make_runtime
+from tests.support.stores import redis_tiers
 
 DAY = 1_644_253_200  # 7 February 2022, 17:00 UTC
 TURNS = [
@@ -36,7 +37,7 @@ async def search(tools: MemoryTools, name: str, **arguments: Any) -> list[str]:
 
 
 async def test_words_speaker_and_dates_together(redis_client: aioredis.Redis) -> None:
-    tiers = Tiers(redis_client, prefix="tools")
+    tiers = redis_tiers(redis_client, prefix="tools")
     recall = tiers.recall("joanna", "c")
     await recall.add_many(TURNS)
     tools = MemoryTools(tiers.core, {}, tiers.archival("joanna"), recall)
@@ -81,7 +82,9 @@ async def test_a_configured_reranker_orders_what_the_tools_find(redis_client: ai
 
     llm = ScriptedLLM([], reranker=trains_first)
     settings = Settings.model_validate({"llm": {"rerank_model": "rr", "rerank_depth": 5}})
-    agent = TieredAssistant(local_runtime(llm, settings=settings, client=redis_client))
+    agent = TieredAssistant(
+        local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(redis_client, settings))
+    )
     tools = agent.tools("joanna", "c")
     await tools.recall.add_many(TURNS)
     assert (await search(tools, "conversation_search", query="film"))[0] == "m3"
@@ -89,13 +92,13 @@ async def test_a_configured_reranker_orders_what_the_tools_find(redis_client: ai
     assert len(ranked) == 1 and ranked[0].query == "film" and len(ranked[0].texts) == 3
     assert "[7 February 2022] Joanna: I watched a film about whales" in ranked[0].texts
     quiet = ScriptedLLM([])  # no rerank model configured: a rerank call would find the script empty
-    unranked = TieredAssistant(local_runtime(quiet, client=redis_client)).tools("joanna", "c")
+    unranked = TieredAssistant(local_runtime(quiet, backend=RedisBackend(redis_client))).tools("joanna", "c")
     assert len(await search(unranked, "conversation_search", query="film")) == 3 and not quiet.calls
 
 
 async def test_tool_results_carry_chinese_as_it_is(redis_client: aioredis.Redis) -> None:
     """A tool result is JSON the model reads: 猫, not its escape (about six times the tokens)."""
-    tiers = Tiers(redis_client, prefix="tools")
+    tiers = redis_tiers(redis_client, prefix="tools")
     archival = tiers.archival("li")
     await archival.add(IndexedDoc(id="p1", text="我家的猫咪叫麻薯", ts=DAY))
     tools = MemoryTools(tiers.core, {}, archival, tiers.recall("li", "c"))

@@ -6,16 +6,16 @@ from __future__ import annotations
 import redis.asyncio as aioredis
 
 from brain import LLMError
-from brain.memory.procedures import ProcedureStore
 from brain.testing import ScriptedLLM
 from roles.environment import Team
 from tests.roles.test_team import writer_and_reviewer
+from tests.support.stores import redis_tiers
 
 PROCEDURE = "Task objective: a haiku.\n1. Writer wrote 'Autumn moon rises'.\nAdvice: keep 5-7-5."
 
 
 async def test_a_run_is_stored_and_guides_the_next_run_of_the_same_kind(redis_client: aioredis.Redis) -> None:
-    store = ProcedureStore(redis_client)
+    store = redis_tiers(redis_client).procedures
     llm = ScriptedLLM(["Autumn moon rises", "Lovely imagery.", PROCEDURE])
     team = Team(procedures=store, name="poets")
     team.hire(writer_and_reviewer(llm))
@@ -41,7 +41,7 @@ async def test_a_run_is_stored_and_guides_the_next_run_of_the_same_kind(redis_cl
 
 
 async def test_a_failed_summary_keeps_the_run_and_says_why(redis_client: aioredis.Redis) -> None:
-    store = ProcedureStore(redis_client)
+    store = redis_tiers(redis_client).procedures
     team = Team(procedures=store, name="poets")
     team.hire(writer_and_reviewer(ScriptedLLM(["draft", "ok", LLMError("HTTP 503")])))
     result = await team.run("A haiku", n_round=10)

@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from brain import telemetry
+from brain.backends.redis import RedisBackend
 from brain.llm.openai_client import OpenAILLM
 from brain.runtime import local_runtime
 from brain.settings import Settings, TelemetrySettings
@@ -67,7 +68,9 @@ async def test_a_turn_is_a_span_with_its_llm_call_scripts_and_search_inside(
     openai_server.script(Chat("Hello Ann.", usage=(42, 7)))
     settings = _settings(openai_server)
     async with OpenAILLM.from_settings(settings.llm) as llm:
-        assistant = Assistant.for_runtime(local_runtime(llm, settings=settings, client=redis_client))
+        assistant = Assistant.for_runtime(
+            local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(redis_client, settings))
+        )
         assert await assistant.chat("ann", "c1", "Hi, I am Ann from Lisbon") == "Hello Ann."
     spans = {s.name: s for s in recorded.spans.get_finished_spans()}
     turn, call = spans["brain.turn"], spans["chat gpt-4o-mini"]
@@ -96,7 +99,9 @@ async def test_a_failed_batch_is_an_error_span_and_counted(
     openai_server.script(Chat("Hi."), Fault(500))
     settings = _settings(openai_server)
     async with OpenAILLM.from_settings(settings.llm) as llm:
-        runtime = local_runtime(llm, settings=settings, client=redis_client)
+        runtime = local_runtime(
+            llm, settings=settings, backend=RedisBackend.for_settings(redis_client, settings)
+        )
         await Assistant.for_runtime(runtime).chat("ann", "c1", "I adopted a cat named Biscuit")
         report = await FactWorker(runtime).run_once()
     assert report.failed == 1
@@ -124,9 +129,9 @@ async def test_off_means_no_spans_and_no_counters(
     openai_server.script(Chat("Hello."))
     settings = _settings(openai_server)
     async with OpenAILLM.from_settings(settings.llm) as llm:
-        await Assistant.for_runtime(local_runtime(llm, settings=settings, client=redis_client)).chat(
-            "ann", "c1", "Hi"
-        )
+        await Assistant.for_runtime(
+            local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(redis_client, settings))
+        ).chat("ann", "c1", "Hi")
     assert found.spans.get_finished_spans() == ()
     assert found.points("brain.llm.calls") == []
 

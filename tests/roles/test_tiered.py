@@ -9,13 +9,14 @@ import pytest
 import redis.asyncio as aioredis
 
 from brain import InMemoryStore, LLMError, LLMSettings, MemorySettings, OpenAILLM
+from brain.backends.redis.core_blocks import RedisCoreBlockStore
 from brain.keys import archival_base, shared_scope
-from brain.memory.core import Block, CoreMemory
-from brain.search.index import SearchIndex
+from brain.memory.core import Block
 from brain.testing import ScriptedLLM, obey_word_limit, tool_calls
 from roles.tiered import TieredAssistant
 from tests.support.openai_server import Chat, ScriptedOpenAIServer
 from tests.support.runtime import make_runtime, split_options
+from tests.support.stores import redis_index
 
 
 def tiered(llm: ScriptedLLM, client: aioredis.Redis, **kw: Any) -> TieredAssistant:
@@ -45,7 +46,7 @@ async def test_core_memory_edit_with_heartbeat_and_stable_prefix(redis_client: a
     assert "Name: Ann" not in (first.messages[1].content or "")
     assert "<human> (what you know about the user)\nName: Ann" in (second.messages[1].content or "")
     assert {t.name for t in first.tools} >= {"send_message", "core_memory_append", "conversation_search_date"}
-    [human] = [b for b in await CoreMemory(redis_client).list("user:u1") if b.label == "human"]
+    [human] = [b for b in await RedisCoreBlockStore(redis_client).list("user:u1") if b.label == "human"]
     assert human.value == "Name: Ann"
 
 
@@ -178,12 +179,12 @@ async def test_tenants_cannot_see_each_other(redis_client: aioredis.Redis) -> No
     await agent.chat("bob", "c", "what is alice's pin?")
     found = json.loads([m.content for m in llm.calls[3].messages if m.role == "tool"][-1] or "")
     assert found["total"] == 0
-    assert (await SearchIndex(redis_client, archival_base("brain", "alice")).search("pin"))[1] == 1
-    assert (await SearchIndex(redis_client, archival_base("brain", "bob")).search("pin"))[1] == 0
+    assert (await redis_index(redis_client, archival_base("brain", "alice")).search("pin"))[1] == 1
+    assert (await redis_index(redis_client, archival_base("brain", "bob")).search("pin"))[1] == 0
 
 
 async def test_shared_block_between_two_agents(redis_client: aioredis.Redis) -> None:
-    core = CoreMemory(redis_client)
+    core = RedisCoreBlockStore(redis_client)
     await core.create(shared_scope("team:research"), Block(label="team", value="Deadline: Friday", limit=200))
     llm = ScriptedLLM(
         [

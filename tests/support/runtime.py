@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from brain import LLM, MemorySettings, Settings, local_runtime
+from brain.backends.redis import RedisBackend, RedisClient
 from brain.runtime import Runtime
-from brain.store.connection import RedisClient
-from brain.store.protocol import MemoryStore
+from brain.storage.conversation import MemoryStore
 
 RUNTIME_OPTIONS = (
     "store",
@@ -44,7 +44,8 @@ def make_runtime(
             "redis": {"key_prefix": prefix},
         }
     )
-    return local_runtime(llm, settings=settings, store=store, client=client, memory_llm=memory_llm)
+    backend = RedisBackend.for_settings(client, settings) if client is not None else None
+    return local_runtime(llm, settings=settings, store=store, backend=backend, memory_llm=memory_llm)
 
 
 def split_options(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

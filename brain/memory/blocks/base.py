@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from brain.errors import ConfigError
 from brain.llm.protocol import ChatMessage, Embed, embed_one
 from brain.llm.tokens import Tokenizer
-from brain.memory.blocks.store import BlockSession, Record
-from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
-from brain.store.connection import RedisClient
+from brain.search.index import IndexedDoc, SearchIndex
+from brain.storage.blocks import BlockSessionStore, Record
 
 __all__ = ["MemoryBlock", "StaticBlock", "VectorBlock"]
 
@@ -39,18 +38,18 @@ class MemoryBlock(ABC):
 
     @abstractmethod
     async def aget(
-        self, session: BlockSession, messages: Sequence[ChatMessage], input: str | None = None
+        self, session: BlockSessionStore, messages: Sequence[ChatMessage], input: str | None = None
     ) -> str:
         """The block's content for a prompt whose history is `messages` (and new `input`)."""
 
-    async def aput(self, session: BlockSession, records: Sequence[Record]) -> None:  # noqa: B027
+    async def aput(self, session: BlockSessionStore, records: Sequence[Record]) -> None:  # noqa: B027
         """Take in messages flushed out of the history (in order; each batch once)."""
 
     def truncate(self, content: str, tokens: int) -> str | None:
         """`content` at least `tokens` tokens shorter, or None to leave the block out."""
         return None
 
-    async def drop(self, session: BlockSession) -> int:
+    async def drop(self, session: BlockSessionStore) -> int:
         """Delete what the block keeps for `session` outside its state (an index); how many items."""
         return 0
 
@@ -65,7 +64,7 @@ class StaticBlock(MemoryBlock):
         self.content = content
 
     async def aget(
-        self, session: BlockSession, messages: Sequence[ChatMessage], input: str | None = None
+        self, session: BlockSessionStore, messages: Sequence[ChatMessage], input: str | None = None
     ) -> str:
         return self.content
 
@@ -76,7 +75,7 @@ class VectorBlock(MemoryBlock):
 
     def __init__(
         self,
-        client: RedisClient,
+        index: Callable[[str], SearchIndex],
         tokenizer: Tokenizer,
         *,
         embed: Embed | None = None,
@@ -84,17 +83,15 @@ class VectorBlock(MemoryBlock):
         priority: int = 2,
         top_k: int = 2,
         context_window: int = 5,
-        scripts: IndexScripts | None = None,
     ) -> None:
         super().__init__(name, priority)
-        self._client, self.tokenizer, self.embed = client, tokenizer, embed
+        self._index, self.tokenizer, self.embed = index, tokenizer, embed
         self.top_k, self.context_window = top_k, context_window
-        self._scripts = scripts or IndexScripts(client)
 
-    def index(self, session: BlockSession) -> SearchIndex:
-        return SearchIndex(self._client, session.vectors_base, scripts=self._scripts)
+    def index(self, session: BlockSessionStore) -> SearchIndex:
+        return self._index(session.vectors_base)
 
-    async def aput(self, session: BlockSession, records: Sequence[Record]) -> None:
+    async def aput(self, session: BlockSessionStore, records: Sequence[Record]) -> None:
         lines = [f"{r.message.role}: {r.message.content}" for r in records if r.message.content]
         if not lines:
             return
@@ -104,7 +101,7 @@ class VectorBlock(MemoryBlock):
         )
 
     async def aget(
-        self, session: BlockSession, messages: Sequence[ChatMessage], input: str | None = None
+        self, session: BlockSessionStore, messages: Sequence[ChatMessage], input: str | None = None
     ) -> str:
         recent = [m.content or "" for m in messages[-self.context_window :]] + [input or ""]
         query = " ".join(t for t in recent if t)
@@ -119,5 +116,5 @@ class VectorBlock(MemoryBlock):
         keep = self.tokenizer.count(content) - tokens
         return self.tokenizer.truncate(content, keep) if keep > 20 else None
 
-    async def drop(self, session: BlockSession) -> int:
+    async def drop(self, session: BlockSessionStore) -> int:
         return await self.index(session).drop()

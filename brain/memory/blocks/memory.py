@@ -21,8 +21,8 @@ from brain.llm.protocol import ChatMessage
 from brain.llm.tokens import Tokenizer
 from brain.memory.blocks.base import MemoryBlock
 from brain.memory.blocks.budget import BlockText, fit_blocks, flush_count, message_tokens, render_block_text
-from brain.memory.blocks.store import BlockSession, Record
 from brain.settings import BlockSettings
+from brain.storage.blocks import BlockSessionStore, Record
 
 __all__ = ["BlockMemory"]
 
@@ -39,7 +39,7 @@ class BlockMemory:
 
     def __init__(
         self,
-        session: BlockSession,
+        session: BlockSessionStore,
         *,
         settings: BlockSettings | None = None,
         blocks: Sequence[MemoryBlock] = (),

@@ -1,14 +1,14 @@
-"""Graph memory: entities and the relations between them, per user, in plain Redis, time-aware."""
+"""Graph memory: entities and the relations between them, per user, time-aware."""
 
 from brain.memory.graph.links import graph_links, query_names
 from brain.memory.graph.model import Entity, Neighbourhood, Relation, entity_id, name_key, relation_name
 from brain.memory.graph.render import Format, render
-from brain.memory.graph.store import GraphStore
+from brain.memory.graph.store import GraphMemory
 
 __all__ = [
     "Entity",
     "Format",
-    "GraphStore",
+    "GraphMemory",
     "Neighbourhood",
     "Relation",
     "entity_id",

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import jieba
 
-from brain.memory.graph.store import GraphStore
+from brain.memory.graph.store import GraphMemory
 from brain.search.analysis import HAN
 from brain.settings import GraphSettings
 
@@ -35,7 +35,7 @@ def query_names(query: str) -> list[str]:
 
 
 async def graph_links(
-    graph: GraphStore, user_id: str | bytes, query: str, seed_docs: Sequence[str], settings: GraphSettings
+    graph: GraphMemory, user_id: str | bytes, query: str, seed_docs: Sequence[str], settings: GraphSettings
 ) -> list[str]:
     """Ids of the turns and facts linked to what `query` is about (see the module), best-founded first:
     relations' sources, then mentions. Empty when the graph knows none of it."""

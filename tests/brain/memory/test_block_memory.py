@@ -8,13 +8,15 @@ import pytest
 import redis.asyncio as aioredis
 
 from actions.fact_block import FactBlock
+from brain.backends.redis import RedisBackend
 from brain.errors import InputError, LLMError
 from brain.llm.protocol import ChatMessage, ToolCall
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
-from brain.memory.blocks import BlockMemory, BlockSession, StaticBlock, VectorBlock
+from brain.memory.blocks import BlockMemory, StaticBlock, VectorBlock
 from brain.memory.blocks.budget import message_tokens
 from brain.settings import BlockSettings
 from brain.testing import ScriptedCall, ScriptedLLM
+from tests.support.stores import redis_tiers
 
 TOKENIZER = Tokenizer.for_model("", OFFLINE_ENCODING)
 SMALL = BlockSettings(token_limit=400, chat_history_token_ratio=0.5, token_flush_size=60)
@@ -26,7 +28,7 @@ def facts_reply(*facts: str) -> str:
 
 def memory(client: aioredis.Redis, user: str, *blocks: object, chat: str = "c") -> BlockMemory:
     return BlockMemory(
-        BlockSession(client, user, chat),
+        RedisBackend(client).block_session(user, chat),
         settings=SMALL,
         blocks=blocks,
         tokenizer=TOKENIZER,  # type: ignore[arg-type]
@@ -88,7 +90,7 @@ async def test_a_bad_condense_never_empties_the_facts(redis_client: aioredis.Red
 
     llm = ScriptedLLM([facts_reply("f1", "f2", "f3"), facts_reply("f4"), condense_to_nothing])
     block = FactBlock(llm, TOKENIZER, max_facts=3)
-    session = BlockSession(redis_client, "bo", "c")
+    session = RedisBackend(redis_client).block_session("bo", "c")
     await block.aput(session, [_record("one")])
     await block.aput(session, [_record("two")])
     assert await block.facts(session) == ["f1", "f2", "f3", "f4"]  # kept as it was, over the limit
@@ -111,7 +113,7 @@ async def test_a_failing_block_reads_the_flushed_messages_again_later(redis_clie
 
 
 async def test_one_vector_block_serves_many_sessions_without_leaks(redis_client: aioredis.Redis) -> None:
-    shared = VectorBlock(redis_client, TOKENIZER, top_k=3)
+    shared = VectorBlock(redis_tiers(redis_client).index, TOKENIZER, top_k=3)
     ann, bo = memory(redis_client, "ann", shared), memory(redis_client, "bo", shared)
     await ann.put_messages([ChatMessage(role="user", content="my locker code is 4417 " * 10)])
     for i in range(8):

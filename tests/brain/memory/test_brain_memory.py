@@ -7,7 +7,7 @@ import pytest
 from actions.summarizer import Summarizer
 from brain import BrainMemory, InMemoryStore, InputError, LLMError, MemorySettings, Message, StoreError
 from brain.memory.window import Window
-from brain.store.protocol import Conversation, StoredState, WriteBatch, WriteResult
+from brain.storage.conversation import Conversation, StoredState, WriteBatch, WriteResult
 from brain.testing import ScriptedLLM
 
 

@@ -8,11 +8,13 @@ import pytest
 import redis.asyncio as aioredis
 
 from brain import InputError
-from brain.memory.core import Block, BlockLimitError, CoreMemory, render_blocks
+from brain.backends.redis.client import TranslatingRedis
+from brain.backends.redis.core_blocks import RedisCoreBlockStore
+from brain.memory.core import Block, BlockLimitError, ensure_blocks, render_blocks
 
 
 async def test_edits_and_limits(redis_client: aioredis.Redis) -> None:
-    core = CoreMemory(redis_client)
+    core = RedisCoreBlockStore(redis_client)
     await core.create(
         "agent-1", Block(label="human", value="Name: Ann", limit=40, description="about the user")
     )
@@ -41,8 +43,9 @@ async def test_edits_and_limits(redis_client: aioredis.Redis) -> None:
 
 
 async def test_read_only_and_rendering_is_stable(redis_client: aioredis.Redis) -> None:
-    core = CoreMemory(redis_client)
-    blocks = await core.ensure(
+    core = RedisCoreBlockStore(redis_client)
+    blocks = await ensure_blocks(
+        core,
         "a",
         [
             Block(label="persona", value="I am Lily.", read_only=True),
@@ -55,22 +58,22 @@ async def test_read_only_and_rendering_is_stable(redis_client: aioredis.Redis) -
     text = render_blocks(blocks)
     assert text.index("<persona>") < text.index("<human>") < text.index("<zeta>")
     assert render_blocks(list(reversed(blocks))) == text
-    assert await core.ensure("a", [Block(label="human", value="other")]) == blocks  # existing kept
+    assert await ensure_blocks(core, "a", [Block(label="human", value="other")]) == blocks  # existing kept
 
 
 async def test_shared_block_under_concurrent_edits(redis_url: str) -> None:
-    clients = [aioredis.Redis.from_url(redis_url) for _ in range(10)]
-    await CoreMemory(clients[0]).create("team", Block(label="notes", limit=100))
+    clients = [TranslatingRedis.from_url(redis_url) for _ in range(10)]
+    await RedisCoreBlockStore(clients[0]).create("team", Block(label="notes", limit=100))
 
     async def edit(i: int) -> bool:
         try:
-            await CoreMemory(clients[i % 10]).append("team", "notes", f"note-{i:03d}")
+            await RedisCoreBlockStore(clients[i % 10]).append("team", "notes", f"note-{i:03d}")
             return True
         except BlockLimitError:
             return False
 
     results = await asyncio.gather(*(edit(i) for i in range(30)))
-    [notes] = await CoreMemory(clients[0]).list("team")
+    [notes] = await RedisCoreBlockStore(clients[0]).list("team")
     lines = notes.value.split("\n")
     assert len(notes.value) <= 100 and len(lines) == sum(results) == 11  # 8 chars + newline each
     assert len(set(lines)) == len(lines)

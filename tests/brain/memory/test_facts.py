@@ -8,7 +8,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from brain.errors import ConflictError, InputError
-from brain.memory.facts import Fact, FactStore, fact_hash
+from brain.memory.facts import Fact, fact_hash
+from tests.support.stores import redis_tiers
 
 
 def test_hash_ignores_case_spacing_and_end_punctuation() -> None:
@@ -18,7 +19,7 @@ def test_hash_ignores_case_spacing_and_end_punctuation() -> None:
 
 
 async def test_exact_duplicates_are_stored_once(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     first, new = await store.add("ann", Fact(text="Is vegetarian", source_turns=("t1",)))
     again, new_again = await store.add("ann", Fact(text="is vegetarian.", source_turns=("t9",)))
     assert new and not new_again and again.id == first.id
@@ -27,7 +28,7 @@ async def test_exact_duplicates_are_stored_once(redis_client: aioredis.Redis) ->
 
 
 async def test_update_supersedes_and_keeps_the_old_fact(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     old, _ = await store.add("ann", Fact(text="I love Chinese food", category="preferences"))
     new, _ = await store.add("ann", Fact(text="I hate Chinese food", category="preferences"), replaces=old.id)
     current = await store.all("ann")
@@ -50,7 +51,7 @@ async def test_update_supersedes_and_keeps_the_old_fact(redis_client: aioredis.R
 
 
 async def test_rollback_restores_and_is_audited(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     old, _ = await store.add("bo", Fact(text="Lives in Oslo"))
     new, _ = await store.add("bo", Fact(text="Lives in Bergen"), replaces=old.id, actor="extractor")
     update = (await store.history("bo", new.id))[-1]
@@ -68,7 +69,7 @@ async def test_rollback_restores_and_is_audited(redis_client: aioredis.Redis) ->
 
 
 async def test_unknown_ids_and_tenants(redis_client: aioredis.Redis) -> None:
-    store = FactStore(redis_client)
+    store = redis_tiers(redis_client).facts
     with pytest.raises(InputError):
         await store.retire("ann", "no-such-id")
     with pytest.raises(InputError):

@@ -9,10 +9,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from brain.errors import ConflictError, InputError
-from brain.memory.facts import FactStore
 from brain.memory.graph import (
     Entity,
-    GraphStore,
     Neighbourhood,
     Relation,
     entity_id,
@@ -21,6 +19,7 @@ from brain.memory.graph import (
     relation_name,
     render,
 )
+from tests.support.stores import redis_tiers
 
 
 def test_names_and_relations_are_normalised() -> None:
@@ -33,7 +32,7 @@ def test_names_and_relations_are_normalised() -> None:
 
 
 async def test_entities_resolve_by_name_and_alias(redis_client: aioredis.Redis) -> None:
-    graph = GraphStore(redis_client, prefix="g1")
+    graph = redis_tiers(redis_client, prefix="g1").graph
     first = await graph.upsert("u", [("Caroline", "person", ["Caro"]), ("Melanie", "person", [])])
     again = await graph.upsert(
         "u", [("caroline", "person", []), ("caro", "person", ["Carrie"]), ("Mel", "person", [])]
@@ -49,7 +48,7 @@ async def test_entities_resolve_by_name_and_alias(redis_client: aioredis.Redis) 
 
 
 async def test_relations_are_retired_never_deleted_and_audited(redis_client: aioredis.Redis) -> None:
-    graph, facts = GraphStore(redis_client, prefix="g2"), FactStore(redis_client, prefix="g2")
+    graph, facts = redis_tiers(redis_client, prefix="g2").graph, redis_tiers(redis_client, prefix="g2").facts
     caroline, lisbon, porto = await graph.upsert(
         "u", [("Caroline", "person", []), ("Lisbon", "city", []), ("Porto", "city", [])]
     )

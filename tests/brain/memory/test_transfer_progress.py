@@ -6,7 +6,7 @@ from __future__ import annotations
 from brain.memory.transfer import ConversationExport, ExportedTurn, export_conversation, import_conversation
 from brain.message import Message
 from brain.progress import ProgressEvent
-from brain.store.protocol import Conversation, MemoryStore
+from brain.storage.conversation import Conversation, MemoryStore
 
 TURNS = 2_345  # three pages of 1,000
 

@@ -26,7 +26,8 @@ from brain.search.analysis import (
     terms,
 )
 from brain.search.dates import dated_text
-from brain.search.index import IndexedDoc, SearchIndex
+from brain.search.index import IndexedDoc
+from tests.support.stores import redis_index
 
 
 def test_dates_in_every_form_meet() -> None:
@@ -142,7 +143,7 @@ CORPUS = [
 
 async def test_lua_scores_the_terms_python_computes(redis_client: aioredis.Redis) -> None:
     """Postings hold exactly `terms` of each text, and the script's scores are BM25 over them."""
-    index = SearchIndex(redis_client, archival_base("brain", "agree"))
+    index = redis_index(redis_client, archival_base("brain", "agree"))
     docs = [IndexedDoc(id=f"d{i}", text=t, ts=1_644_192_000 + i) for i, t in enumerate(CORPUS)]
     await index.add_many(docs)
     for doc in docs:
@@ -178,7 +179,7 @@ async def test_lua_scores_the_terms_python_computes(redis_client: aioredis.Redis
 
 
 async def test_chinese_words_find_their_sentences(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "zh"))
+    index = redis_index(redis_client, archival_base("brain", "zh"))
     await index.add_many([IndexedDoc(id=f"d{i}", text=t) for i, t in enumerate(CORPUS)])
     for word in ("咖啡", "北京", "寿司"):
         hits, _ = await index.search(word)
@@ -188,7 +189,7 @@ async def test_chinese_words_find_their_sentences(redis_client: aioredis.Redis) 
 
 
 async def test_a_dated_index_finds_a_day_however_it_is_written(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "dated"), dated=True)
+    index = redis_index(redis_client, archival_base("brain", "dated"), dated=True)
     day = 1_644_253_200  # 2022-02-07 17:00 UTC
     await index.add_many(
         [
@@ -210,7 +211,7 @@ async def test_a_dated_index_finds_a_day_however_it_is_written(redis_client: aio
 
 async def test_a_character_finds_the_longer_words_it_is_in(redis_client: aioredis.Redis) -> None:
     """猫 finds 猫咪, 狗 小狗, 茶 绿茶; and 绿茶 still prefers 绿茶 over 绿 and 茶 apart."""
-    index = SearchIndex(redis_client, archival_base("brain", "chars"), dated=True)
+    index = redis_index(redis_client, archival_base("brain", "chars"), dated=True)
     texts = {
         "cat": "我家的猫咪很可爱",
         "dog": "小狗在院子里跑来跑去",

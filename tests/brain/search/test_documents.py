@@ -12,7 +12,7 @@ from brain.keys import archival_base
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer
 from brain.progress import ProgressEvent
 from brain.search.documents import EMBED_CHUNK, load_document, split_document
-from brain.search.index import SearchIndex
+from tests.support.stores import redis_index
 
 TOK = Tokenizer.for_model("", OFFLINE_ENCODING)
 
@@ -28,7 +28,7 @@ def test_split_keeps_paragraphs_and_overlaps_long_ones() -> None:
 
 
 async def test_reload_adds_nothing_and_a_change_replaces(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "archival:docs-user"))
+    index = redis_index(redis_client, archival_base("brain", "archival:docs-user"))
     text = "# Notes\n\nThe boiler is serviced every October.\n\nThe spare key is under the blue pot."
     first = await load_document(index, "/home/ann/notes.md", text, TOK, max_tokens=12, overlap=2)
     assert first.added >= 2 and not first.unchanged
@@ -46,7 +46,7 @@ async def test_reload_adds_nothing_and_a_change_replaces(redis_client: aioredis.
 async def test_a_failed_embedding_keeps_the_old_passages_and_the_next_load_retries(
     redis_client: aioredis.Redis,
 ) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "archival:embed-user"))
+    index = redis_index(redis_client, archival_base("brain", "archival:embed-user"))
     calls: list[int] = []
 
     async def embed(texts: Sequence[str]) -> list[list[float]]:
@@ -80,7 +80,7 @@ async def test_a_failed_embedding_keeps_the_old_passages_and_the_next_load_retri
 
 
 async def test_long_documents_are_embedded_in_chunks_with_progress(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "archival:long-user"))
+    index = redis_index(redis_client, archival_base("brain", "archival:long-user"))
     sizes: list[int] = []
 
     async def embed(texts: Sequence[str]) -> list[list[float]]:

@@ -10,7 +10,8 @@ import redis.asyncio as aioredis
 from brain.errors import InputError, LLMError
 from brain.keys import archival_base
 from brain.search.analysis import bm25, reciprocal_rank_fusion, stem, terms
-from brain.search.index import IndexedDoc, SearchIndex
+from brain.search.index import IndexedDoc
+from tests.support.stores import redis_index
 
 DOCS = [
     IndexedDoc(id="a", text="Ann is vegetarian and loves spicy Thai curry.", tags=("food",), ts=100),
@@ -39,7 +40,7 @@ def test_pure_parts() -> None:
 
 
 async def test_ranking_filters_paging(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "user-1"))
+    index = redis_index(redis_client, archival_base("brain", "user-1"))
     for doc in DOCS:
         assert await index.add(doc)
     assert not await index.add(DOCS[0])  # idempotent by id
@@ -65,8 +66,8 @@ async def test_ranking_filters_paging(redis_client: aioredis.Redis) -> None:
 
 async def test_tenants_are_isolated(redis_client: aioredis.Redis) -> None:
     alice, bob = (
-        SearchIndex(redis_client, archival_base("brain", "alice")),
-        SearchIndex(redis_client, archival_base("brain", "bob")),
+        redis_index(redis_client, archival_base("brain", "alice")),
+        redis_index(redis_client, archival_base("brain", "bob")),
     )
     await alice.add(IndexedDoc(id="1", text="alice secret launch code"))
     await bob.add(IndexedDoc(id="1", text="bob grocery list"))
@@ -76,14 +77,14 @@ async def test_tenants_are_isolated(redis_client: aioredis.Redis) -> None:
 
 
 async def test_delete_and_drop(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "user-2"))
+    index = redis_index(redis_client, archival_base("brain", "user-2"))
     for doc in DOCS:
         await index.add(doc)
     assert await index.delete("d") and not await index.delete("d")
     hits, _ = await index.search("curry")
     assert [h.doc.id for h in hits] == ["a"] and await index.count() == 3
     assert [h.doc.id for h in (await index.search("", tags=["food"]))[0]] == ["a"]
-    other = SearchIndex(redis_client, archival_base("brain", "user-3"))
+    other = redis_index(redis_client, archival_base("brain", "user-3"))
     await other.add(DOCS[0], [0.5, 0.5])
     await index.set_source("file.md", {"sha256": "x"})
     assert await index.drop() == 3
@@ -93,7 +94,7 @@ async def test_delete_and_drop(redis_client: aioredis.Redis) -> None:
 
 
 async def test_add_many(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "bulk"))
+    index = redis_index(redis_client, archival_base("brain", "bulk"))
     assert await index.add_many(DOCS) == 4
     assert await index.add_many(DOCS[:2]) == 0  # already there
     assert await index.add_many([]) == 0
@@ -101,7 +102,7 @@ async def test_add_many(redis_client: aioredis.Redis) -> None:
 
 
 async def test_vectors_and_hybrid_fusion(redis_client: aioredis.Redis) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "vectors"))
+    index = redis_index(redis_client, archival_base("brain", "vectors"))
     vectors = {"a": [1.0, 0.0, 0.0], "b": [0.0, 1.0, 0.0], "c": [0.0, 0.9, 0.1], "d": [0.7, 0.0, 0.7]}
     await index.add_many(DOCS, [vectors[d.id] for d in DOCS])
     nearest = await index.vector_search([0.0, 1.0, 0.0])
@@ -118,7 +119,7 @@ async def test_vectors_and_hybrid_fusion(redis_client: aioredis.Redis) -> None:
 async def test_a_query_with_nothing_to_search_for_is_an_error_never_the_newest(
     redis_client: aioredis.Redis,
 ) -> None:
-    index = SearchIndex(redis_client, archival_base("brain", "archival:stop-user"))
+    index = redis_index(redis_client, archival_base("brain", "archival:stop-user"))
     await index.add(IndexedDoc(id="old", text="The boiler is serviced in October.", ts=1.0), [1.0, 0.0])
     await index.add(IndexedDoc(id="new", text="We talked about the weather.", ts=2.0), [0.0, 1.0])
     with pytest.raises(InputError, match="only stop words"):
@@ -141,11 +142,11 @@ async def test_a_reranker_reorders_the_best_hits_and_pages_stay_consistent(
         return [float(i) for i in range(len(documents))]  # the reverse of the order it was given
 
     base = archival_base("brain", "rerank-user")
-    plain = SearchIndex(redis_client, base, dated=True)
+    plain = redis_index(redis_client, base, dated=True)
     docs = [IndexedDoc(id=f"t{i}", text=f"Oslo trip note {i}", ts=86_400 * (i + 1)) for i in range(6)]
     await plain.add_many([*DOCS, *docs])
     before, total = await plain.search("Oslo", limit=10)
-    reranked = SearchIndex(redis_client, base, dated=True, rerank=rerank, rerank_depth=4)
+    reranked = redis_index(redis_client, base, dated=True, rerank=rerank, rerank_depth=4)
     first, total_r = await reranked.search("Oslo", limit=3)
     second, _ = await reranked.search("Oslo", offset=3, limit=3)
     assert total_r == total == 8
@@ -165,4 +166,4 @@ async def test_a_reranker_reorders_the_best_hits_and_pages_stay_consistent(
         raise LLMError("rr: HTTP 503 from the LLM endpoint")
 
     with pytest.raises(LLMError, match="503"):
-        await SearchIndex(redis_client, base, dated=True, rerank=failing).search("Oslo")
+        await redis_index(redis_client, base, dated=True, rerank=failing).search("Oslo")

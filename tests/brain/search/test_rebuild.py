@@ -9,12 +9,13 @@ import logging
 import pytest
 import redis.asyncio as aioredis
 
+from brain.backends.redis import rebuild as rebuild_module
 from brain.errors import StoreError
 from brain.keys import recall_base
 from brain.progress import PROGRESS_LOGGER, ProgressEvent
-from brain.search import rebuild as rebuild_module
 from brain.search.analyses import terms_v1
-from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
+from brain.search.index import IndexedDoc
+from tests.support.stores import redis_index
 
 OLD = [
     IndexedDoc(id="t1", text="Ann: 我喜欢喝咖啡，住在北京", ts=1_644_253_200, tags=("user",)),
@@ -46,7 +47,7 @@ async def test_an_old_index_is_rebuilt_on_first_use(redis_client: aioredis.Redis
     base = recall_base("brain", "ann", "old-chat")
     old_keys = await write_v1(redis_client, base)
     assert f"{base}:post:我喜欢喝咖啡" in old_keys  # one term per clause: what analysis 1 did to Chinese
-    index = SearchIndex(redis_client, base, dated=True)
+    index = redis_index(redis_client, base, dated=True)
     hits, total = await index.search("咖啡")
     assert [h.doc.id for h in hits] == ["t1"] and total == 1
     assert await redis_client.hget(f"{base}:stats", "v") == index.analysis.encode()
@@ -64,9 +65,7 @@ async def test_an_old_index_is_rebuilt_on_first_use(redis_client: aioredis.Redis
 async def test_processes_racing_to_rebuild_do_it_once(redis_client: aioredis.Redis) -> None:
     base = recall_base("brain", "ann", "raced")
     await write_v1(redis_client, base)
-    indexes = [
-        SearchIndex(redis_client, base, scripts=IndexScripts(redis_client), dated=True) for _ in range(4)
-    ]
+    indexes = [redis_index(redis_client, base, dated=True) for _ in range(4)]
     results = await asyncio.gather(*(i.rebuild() for i in indexes))
     assert sorted(results) == [0, 0, 0, 3]
     searches = await asyncio.gather(*(i.search("咖啡") for i in indexes))
@@ -76,7 +75,7 @@ async def test_processes_racing_to_rebuild_do_it_once(redis_client: aioredis.Red
 
 async def test_an_index_from_a_newer_version_is_left_alone(redis_client: aioredis.Redis) -> None:
     base = recall_base("brain", "ann", "newer")
-    index = SearchIndex(redis_client, base, dated=True)
+    index = redis_index(redis_client, base, dated=True)
     await index.add(OLD[0])
     await redis_client.hset(f"{base}:stats", "v", "99")
     with pytest.raises(StoreError, match="does not know"):
@@ -89,7 +88,7 @@ async def test_a_rebuild_on_first_use_logs_its_counts(
 ) -> None:
     base = recall_base("brain", "ann", "logged")
     await write_v1(redis_client, base)
-    index = SearchIndex(redis_client, base, dated=True)
+    index = redis_index(redis_client, base, dated=True)
     caplog.set_level(logging.INFO, logger=PROGRESS_LOGGER)
     hits, _ = await index.search("咖啡")  # nobody asked for progress: the library logs it
     assert [h.doc.id for h in hits] == ["t1"]
@@ -106,7 +105,7 @@ async def test_an_asked_rebuild_tells_its_progress_chunk_by_chunk(
     base = recall_base("brain", "ann", "told")
     await write_v1(redis_client, base)
     monkeypatch.setattr(rebuild_module, "CHUNK", 2)
-    index = SearchIndex(redis_client, base, dated=True)
+    index = redis_index(redis_client, base, dated=True)
     seen: list[ProgressEvent] = []
     caplog.set_level(logging.INFO, logger=PROGRESS_LOGGER)
     assert await index.rebuild(progress=seen.append) == 3
@@ -133,11 +132,11 @@ async def test_an_index_of_analysis_2_is_rebuilt_with_characters(
     ]
     with monkeypatch.context() as patch:
         patch.setattr("brain.search.storage.ANALYSIS", "2")
-        old = SearchIndex(redis_client, base, dated=True)
+        old = redis_index(redis_client, base, dated=True)
         await old.add_many(docs)
         assert old.analysis == "2d" and (await old.search("猫"))[1] == 0
     assert await redis_client.hget(f"{base}:stats", "v") == b"2d"
-    index = SearchIndex(redis_client, base, dated=True)
+    index = redis_index(redis_client, base, dated=True)
     hits, total = await index.search("猫")
     assert [h.doc.id for h in hits] == ["t1"] and total == 1
     assert await redis_client.hget(f"{base}:stats", "v") == b"3d"

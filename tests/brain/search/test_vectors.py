@@ -7,8 +7,9 @@ import numpy as np
 import redis.asyncio as aioredis
 
 from brain.keys import archival_base
-from brain.search.index import IndexedDoc, IndexScripts, SearchIndex
+from brain.search.index import IndexedDoc
 from brain.search.vectors import Snapshot
+from tests.support.stores import redis_index
 
 
 def test_snapshot_nearest_is_exact() -> None:
@@ -26,8 +27,8 @@ def test_snapshot_nearest_is_exact() -> None:
 
 async def test_two_processes_see_each_others_writes(redis_client: aioredis.Redis) -> None:
     base = archival_base("brain", "vec-shared")
-    one = SearchIndex(redis_client, base, scripts=IndexScripts(redis_client))
-    two = SearchIndex(redis_client, base, scripts=IndexScripts(redis_client))  # its own snapshots
+    one = redis_index(redis_client, base)
+    two = redis_index(redis_client, base)  # its own snapshots
     await one.add_many(
         [IndexedDoc(id="a", text="alpha", ts=100, tags=("x",)), IndexedDoc(id="b", text="beta", ts=200)],
         [[1.0, 0.0], [0.0, 1.0]],
@@ -47,7 +48,7 @@ async def test_a_namespace_dropped_and_written_again_is_not_served_from_an_old_s
     redis_client: aioredis.Redis,
 ) -> None:
     base = archival_base("brain", "vec-again")
-    index = SearchIndex(redis_client, base, scripts=IndexScripts(redis_client))
+    index = redis_index(redis_client, base)
     docs = [IndexedDoc(id="a", text="alpha", ts=100), IndexedDoc(id="b", text="beta", ts=200)]
     await index.add_many(docs, [[1.0, 0.0], [0.0, 1.0]])
     assert [h.doc.id for h in await index.vector_search([1.0, 0.0])] == ["a", "b"]  # now a snapshot
@@ -58,11 +59,11 @@ async def test_a_namespace_dropped_and_written_again_is_not_served_from_an_old_s
 
 async def test_vectors_written_before_the_sequence_existed_are_found(redis_client: aioredis.Redis) -> None:
     base = archival_base("brain", "vec-old")
-    index = SearchIndex(redis_client, base)
+    index = redis_index(redis_client, base)
     await index.add(IndexedDoc(id="old", text="old", ts=1), [0.0, 1.0])
     await redis_client.delete(f"{base}:vseq")  # as 0.9 left it: vectors without a sequence
     await redis_client.hdel(f"{base}:stats", "vseq")
-    fresh = SearchIndex(redis_client, base, scripts=IndexScripts(redis_client))
+    fresh = redis_index(redis_client, base)
     assert [h.doc.id for h in await fresh.vector_search([0.0, 1.0])] == ["old"]
     await index.add(IndexedDoc(id="new", text="new", ts=2), [0.1, 1.0])
     assert [h.doc.id for h in await fresh.vector_search([0.1, 1.0])] == ["new", "old"]

@@ -13,7 +13,7 @@ import pexpect
 import pytest
 
 from brain import BrainMemory, RedisMemoryStore, Settings
-from brain.store.connection import RedisConnection
+from brain.backends.redis import RedisConnection
 from tests.support.openai_server import Chat, Dynamic, Embeddings, Fault, ScriptedOpenAIServer
 
 BRAIN = str(Path(sys.executable).parent / "brain")

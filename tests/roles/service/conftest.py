@@ -10,10 +10,13 @@ import httpx2
 import pytest
 import redis.asyncio as aioredis
 
+from brain.backends.redis import RedisBackend
+from brain.backends.redis.api_keys import RedisApiKeyStore
+from brain.backends.redis.client import TranslatingRedis
 from brain.llm.scripted import ScriptedLLM
 from brain.runtime import local_runtime
 from brain.settings import Settings
-from brain.store.api_keys import ApiKeyStore
+from brain.storage.keys import ApiKeyStore
 from roles.http import create_app
 from tests.support.serving import assistant_of, serving
 
@@ -49,12 +52,12 @@ def settings_for(**serve: Any) -> Settings:
 async def served(redis_server_url: str, request: pytest.FixtureRequest) -> AsyncIterator[Served]:
     marker = request.node.get_closest_marker("serve")
     settings = settings_for(**(marker.kwargs if marker else {}))
-    client = aioredis.Redis.from_url(redis_server_url)
+    client = TranslatingRedis.from_url(redis_server_url)
     await client.flushdb()
     llm = ScriptedLLM()
-    runtime = local_runtime(llm, settings=settings, client=client)
+    runtime = local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(client, settings))
     app = create_app(settings, assistant_of(runtime))
     async with serving(app) as url:
-        yield Served(url, llm, client, ApiKeyStore(client, prefix="svc"), settings)
+        yield Served(url, llm, client, RedisApiKeyStore(client, prefix="svc"), settings)
     await client.aclose()
     llm.assert_consumed()

@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator
 import pytest
 from playwright.async_api import Browser, Dialog, Page, Request, Route, async_playwright, expect
 
-from brain.memory.graph import GraphStore, Relation
+from brain.memory.graph import Relation
 from tests.roles.service.conftest import Served
+from tests.support.stores import redis_tiers
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
@@ -125,7 +126,7 @@ async def _plant(
             assert turn.status_code == 200, turn.text
     if relation is not None:
         source, name, target = relation
-        graph = GraphStore(served.redis, prefix="svc")
+        graph = redis_tiers(served.redis, prefix="svc").graph
         a, b = await graph.upsert(user, [(source, "person", []), (target, "place", [])])
         await graph.relate(user, Relation(source=a, relation=name, target=b), actor="test")
     return secret

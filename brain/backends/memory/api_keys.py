@@ -1,0 +1,74 @@
+"""`MemoryApiKeyStore`: the service's API keys in this process, as the Redis store keeps them (records by
+id, active ids by secret digest, request counters per key and fixed window). Keys are nobody's memory, so
+they live in the store, not in the keyspace that erasure scans."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+
+from brain.errors import NotFoundError
+from brain.keys import encode_id, rate_key
+from brain.storage.keys import KEY_PREFIX, ApiKey, RateVerdict, digest
+
+__all__ = ["MemoryApiKeyStore"]
+
+_MAX_SECRET = 200  # longer secrets are refused unhashed
+
+
+class MemoryApiKeyStore:
+    """An `ApiKeyStore` in memory; `prefix` names its rate counters as Redis does."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._records: dict[str, ApiKey] = {}
+        self._digests: dict[str, str] = {}  # key id -> digest of its secret
+        self._active: dict[str, str] = {}  # digest -> id, for active keys only
+        self._counters: dict[str, tuple[int, float]] = {}  # rate key -> (count, expiry)
+
+    async def create(self, user: str, *, agent: str | None = None, name: str = "") -> tuple[ApiKey, str]:
+        encode_id(user, "user_id")
+        if agent is not None:
+            encode_id(agent, "agent")
+        key = ApiKey(id=secrets.token_hex(8), user=user, agent=agent, name=name, created_at=time.time())
+        secret = f"{KEY_PREFIX}{key.id}_{secrets.token_urlsafe(32)}"
+        hashed = digest(secret)
+        self._records[key.id] = key
+        self._digests[key.id] = hashed
+        self._active[hashed] = key.id
+        return key, secret
+
+    async def verify(self, secret: str) -> ApiKey | None:
+        if not secret.startswith(KEY_PREFIX) or len(secret) > _MAX_SECRET:
+            return None
+        key_id = self._active.get(digest(secret))
+        if key_id is None:
+            return None
+        key = self._records[key_id]
+        # The id is part of the secret: a record filed under the wrong digest never authenticates.
+        return key if hmac.compare_digest(secret[len(KEY_PREFIX) : len(KEY_PREFIX) + 16], key.id) else None
+
+    async def list(self, user: str | None = None) -> list[ApiKey]:
+        keys = sorted(self._records.values(), key=lambda k: (k.created_at, k.id))
+        return [k for k in keys if user is None or k.user == user]
+
+    async def revoke(self, key_id: str) -> ApiKey:
+        key = self._records.get(key_id)
+        if key is None:
+            raise NotFoundError(f"there is no API key {key_id!r}")
+        if key.active:
+            key = self._records[key_id] = key.model_copy(update={"revoked_at": time.time()})
+        self._active.pop(self._digests[key_id], None)
+        return key
+
+    async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
+        now = time.time()
+        window = int(now // window_seconds)
+        counter = rate_key(self.prefix, key_id, window)
+        # Counters expire two windows after their last hit, as the Redis ones do.
+        self._counters = {name: held for name, held in self._counters.items() if held[1] > now}
+        count = self._counters.get(counter, (0, 0.0))[0] + 1
+        self._counters[counter] = (count, now + window_seconds * 2)
+        retry = max(1, int((window + 1) * window_seconds - now + 0.999))
+        return RateVerdict(allowed=count <= limit, count=count, retry_after=retry)

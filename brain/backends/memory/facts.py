@@ -1,0 +1,153 @@
+"""`MemoryFactStore`: users' facts in memory, laid out as the Redis store lays them out (one keyspace name
+per part of `<facts base>`): `facts` id -> the fact as added (never changed), `state` id -> (expired_at,
+invalid_at, superseded_by) for retired facts only, `hash` content hash -> the current fact's id, `alias`
+hash -> fact id, `batches`, `progress`. Each write runs without an await, so it is atomic for callers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from brain.backends.memory.audit import AuditLog
+from brain.backends.memory.keyspace import Keyspace
+from brain.errors import ConflictError, NotFoundError
+from brain.keys import encode_id, facts_base
+from brain.storage.facts import AuditEntry, AuditEvent, Fact
+
+__all__ = ["MemoryFactStore"]
+
+State = tuple[float, float, str]
+"""A retired fact's (expired_at, invalid_at, superseded_by or '')."""
+
+
+class MemoryFactStore:
+    """A `FactStore` in a `Keyspace`; its audit events go to `audit`, which the graph store shares."""
+
+    def __init__(self, space: Keyspace, prefix: str, audit: AuditLog) -> None:
+        self._space = space
+        self._prefix = prefix
+        self._audit = audit
+
+    def _name(self, user_id: str | bytes, part: str) -> str:
+        return f"{facts_base(self._prefix, user_id)}:{part}"
+
+    def _read(self, user_id: str | bytes, part: str) -> dict[str, Any]:
+        """A part as it is (empty when absent); creates nothing."""
+        return self._space.get(self._name(user_id, part), dict) or {}
+
+    def _write(self, user_id: str | bytes, part: str) -> dict[str, Any]:
+        """A part to write to, created when absent: only for a write that follows at once."""
+        return self._space.setdefault(self._name(user_id, part), dict)
+
+    def _pop(self, user_id: str | bytes, part: str, field: str) -> None:
+        """Remove `field` from a part, and the part's name once it holds nothing."""
+        values = self._read(user_id, part)
+        values.pop(field, None)
+        if not values:
+            self._space.delete(self._name(user_id, part))
+
+    def _unindex(self, user_id: str | bytes, fact: Fact, fact_id: str) -> None:
+        """Drop the hash index entry of a fact being retired, when it still names that fact."""
+        if self._read(user_id, "hash").get(fact.hash) == fact_id:
+            self._pop(user_id, "hash", fact.hash)
+
+    async def add(
+        self, user_id: str | bytes, fact: Fact, audit: AuditEntry, replaces: str = ""
+    ) -> str | None:
+        existing: str | None = self._read(user_id, "hash").get(fact.hash)
+        if existing is not None:
+            return existing
+        old_text = ""
+        if replaces:
+            old: Fact | None = self._read(user_id, "facts").get(replaces)
+            if old is None:
+                raise NotFoundError(f"adding a fact: there is no fact {replaces!r}")
+            if replaces in self._read(user_id, "state"):
+                raise ConflictError(f"adding a fact: fact {replaces!r} was retired meanwhile")
+            self._write(user_id, "state")[replaces] = (fact.created_at, fact.created_at, fact.id)
+            self._unindex(user_id, old, replaces)
+            old_text = old.text
+        self._write(user_id, "facts")[fact.id] = fact
+        self._write(user_id, "hash")[fact.hash] = fact.id
+        self._audit.append(user_id, fact.id, audit, old_text=old_text)
+        return None
+
+    async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
+        fact = self._existing(user_id, fact_id, "retiring a fact")
+        if fact_id in self._read(user_id, "state"):
+            return False
+        self._write(user_id, "state")[fact_id] = (now, now, "")
+        self._unindex(user_id, fact, fact_id)
+        self._audit.append(user_id, fact_id, audit, old_text=fact.text)
+        return True
+
+    async def restore(self, user_id: str | bytes, fact_id: str, audit: AuditEntry) -> int:
+        fact = self._existing(user_id, fact_id, "restoring a fact")
+        if fact_id not in self._read(user_id, "state"):
+            return 0
+        if fact.hash in self._read(user_id, "hash"):
+            return -1
+        self._pop(user_id, "state", fact_id)
+        self._write(user_id, "hash")[fact.hash] = fact_id
+        self._audit.append(user_id, fact_id, audit, new_text=fact.text)
+        return 1
+
+    def _existing(self, user_id: str | bytes, fact_id: str, what: str) -> Fact:
+        fact: Fact | None = self._read(user_id, "facts").get(fact_id)
+        if fact is None:
+            raise NotFoundError(f"{what}: there is no fact {fact_id!r}")
+        return fact
+
+    async def get_many(self, user_id: str | bytes, ids: Sequence[str]) -> list[Fact]:
+        facts, states = self._read(user_id, "facts"), self._read(user_id, "state")
+        return [_with_state(facts[i], states.get(i)) for i in ids if i in facts]
+
+    async def all(self, user_id: str | bytes) -> list[Fact]:
+        states = self._read(user_id, "state")
+        found = (_with_state(f, states.get(i)) for i, f in self._read(user_id, "facts").items())
+        return sorted(found, key=lambda f: (f.created_at, f.id))
+
+    async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
+        own, aliases = self._read(user_id, "hash"), self._read(user_id, "alias")
+        retired = self._read(user_id, "state")
+        found: dict[str, str] = {}
+        for h in hashes:
+            if h in own:
+                found[h] = own[h]
+            elif h in aliases and aliases[h] not in retired:  # as in Redis: unless the fact is retired
+                found[h] = aliases[h]
+        return found
+
+    async def alias(self, user_id: str | bytes, text_hash: str, fact_id: str) -> None:
+        self._write(user_id, "alias")[text_hash] = fact_id
+
+    async def batch_facts(self, user_id: str | bytes, batch: str) -> list[str] | None:
+        ids: tuple[str, ...] | None = self._read(user_id, "batches").get(batch)
+        return None if ids is None else list(ids)
+
+    async def set_batch_facts(self, user_id: str | bytes, batch: str, fact_ids: Sequence[str]) -> None:
+        self._write(user_id, "batches")[batch] = tuple(sorted(set(fact_ids)))
+
+    async def history(self, user_id: str | bytes) -> list[AuditEvent]:
+        return self._audit.events(user_id)
+
+    async def progress(self, user_id: str | bytes, chat_id: str | bytes) -> int:
+        return int(self._read(user_id, "progress").get(encode_id(chat_id, "chat_id"), 0))
+
+    async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
+        chat = encode_id(chat_id, "chat_id")
+        self._write(user_id, "progress")[chat] = int(upto)
+
+
+def _with_state(fact: Fact, state: State | None) -> Fact:
+    """The fact as stored, with its retirement when it has one (its own `invalid_at` wins, as in Redis)."""
+    if state is None:
+        return fact
+    expired, invalid, superseded = state
+    return fact.model_copy(
+        update={
+            "expired_at": expired,
+            "invalid_at": fact.invalid_at if fact.invalid_at is not None else invalid,
+            "superseded_by": superseded or None,
+        }
+    )

@@ -1,0 +1,100 @@
+"""`RedisApiKeyStore`: the service's API keys in Redis (`brain.storage.keys`), all under one hash tag
+(`brain.keys.api_keys_base`): records by id, digests by id, records by digest. Rate windows are counters
+with an expiry (`brain.keys.rate_key`), so a limit holds across any number of servers."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+
+from pydantic import ValidationError
+
+from brain.backends.redis.client import RedisClient
+from brain.errors import NotFoundError, StoreError
+from brain.keys import api_keys_base, encode_id, rate_key
+from brain.storage.keys import KEY_PREFIX, ApiKey, RateVerdict, digest
+
+__all__ = ["RedisApiKeyStore"]
+
+
+class RedisApiKeyStore:
+    """An `ApiKeyStore`: keys in Redis under `brain.keys.api_keys_base` (the client is injected; the caller
+    owns it). The digest maps to the key's record (one HGET per request)."""
+
+    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
+        self._client = client
+        self.prefix = prefix
+        base = api_keys_base(prefix)
+        self._records, self._digests, self._by_digest = f"{base}:records", f"{base}:digests", f"{base}:auth"
+
+    async def create(self, user: str, *, agent: str | None = None, name: str = "") -> tuple[ApiKey, str]:
+        """A new key for `user` (validated like every user id): its record and the secret, shown once."""
+        encode_id(user, "user_id")
+        if agent is not None:
+            encode_id(agent, "agent")
+        key = ApiKey(id=secrets.token_hex(8), user=user, agent=agent, name=name, created_at=time.time())
+        secret = f"{KEY_PREFIX}{key.id}_{secrets.token_urlsafe(32)}"
+        hashed = digest(secret)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hset(self._records, key.id, key.model_dump_json())
+            pipe.hset(self._digests, key.id, hashed)
+            pipe.hset(self._by_digest, hashed, key.model_dump_json())
+            await pipe.execute()
+        return key, secret
+
+    async def verify(self, secret: str) -> ApiKey | None:
+        """The active key `secret` is, or None (unknown, malformed or revoked). One round trip."""
+        if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+            return None
+        hashed = digest(secret)
+        raw = await self._client.hget(self._by_digest, hashed)
+        if raw is None:
+            return None
+        key = _record(raw)
+        # The id is part of the secret: a record filed under the wrong digest never authenticates.
+        return key if hmac.compare_digest(secret[len(KEY_PREFIX) : len(KEY_PREFIX) + 16], key.id) else None
+
+    async def list(self, user: str | None = None) -> list[ApiKey]:
+        """Every key (of `user`, when given), oldest first, revoked ones included."""
+        raw = await self._client.hvals(self._records)
+        keys = sorted((_record(r) for r in raw), key=lambda k: (k.created_at, k.id))
+        return [k for k in keys if user is None or k.user == user]
+
+    async def revoke(self, key_id: str) -> ApiKey:
+        """Revoke a key at once, on every server. `NotFoundError` for an unknown id; revoking twice keeps
+        the first revocation's time."""
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hget(self._records, key_id)
+            pipe.hget(self._digests, key_id)
+            raw, hashed = await pipe.execute()
+        if raw is None:
+            raise NotFoundError(f"there is no API key {key_id!r}")
+        key = _record(raw)
+        if key.active:
+            key = key.model_copy(update={"revoked_at": time.time()})
+        async with self._client.pipeline(transaction=True) as pipe:
+            if hashed is not None:
+                pipe.hdel(self._by_digest, hashed)
+            pipe.hset(self._records, key_id, key.model_dump_json())
+            await pipe.execute()
+        return key
+
+    async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
+        """Count one request of `key_id` in the current window (fixed windows, shared by every server)."""
+        now = time.time()
+        window = int(now // window_seconds)
+        counter = rate_key(self.prefix, key_id, window)
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.incr(counter)
+            pipe.expire(counter, window_seconds * 2)
+            count, _ = await pipe.execute()
+        retry = max(1, int((window + 1) * window_seconds - now + 0.999))
+        return RateVerdict(allowed=int(count) <= limit, count=int(count), retry_after=retry)
+
+
+def _record(raw: bytes | str) -> ApiKey:
+    try:
+        return ApiKey.model_validate_json(raw)
+    except ValidationError as exc:
+        raise StoreError("a stored API key record is unreadable") from exc

@@ -1,0 +1,80 @@
+"""`RedisBackend`: every memory kind's store over one Redis or Valkey client (standalone or Cluster), each
+namespace under its own hash tag (`brain.keys`)."""
+
+from __future__ import annotations
+
+from brain.backends.redis.api_keys import RedisApiKeyStore
+from brain.backends.redis.block_sessions import BlockScripts, RedisBlockSession
+from brain.backends.redis.client import RedisClient
+from brain.backends.redis.conversation import RedisMemoryStore
+from brain.backends.redis.core_blocks import RedisCoreBlockStore
+from brain.backends.redis.facts import RedisFactStore
+from brain.backends.redis.graph import RedisGraphStore
+from brain.backends.redis.index import IndexScripts, RedisIndexStore
+from brain.backends.redis.queue import RedisFactQueue
+from brain.backends.redis.usage import RedisUsageStore
+from brain.keys import user_patterns
+from brain.search.filters import text
+from brain.settings import Settings
+
+__all__ = ["RedisBackend"]
+
+
+class RedisBackend:
+    """A `Backend` over an injected client (whoever made the client closes it). Cheap to build; scripts are
+    registered once, vector snapshots kept per process (`brain.backends.redis.vectors`)."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        name: str = "redis",
+        ttl_seconds: int | None = None,
+        max_message_bytes: int = 1_048_576,
+    ) -> None:
+        self.client, self.prefix, self.name = client, prefix, name
+        self.conversations = RedisMemoryStore(
+            client, prefix=prefix, ttl_seconds=ttl_seconds, max_message_bytes=max_message_bytes
+        )
+        self.core = RedisCoreBlockStore(client, prefix=prefix)
+        self.facts = RedisFactStore(client, prefix=prefix)
+        self.graph = RedisGraphStore(client, prefix=prefix)
+        self.queue = RedisFactQueue(client, prefix=prefix)
+        self.api_keys = RedisApiKeyStore(client, prefix=prefix)
+        self.usage = RedisUsageStore(client, prefix=prefix)
+        self._index_scripts = IndexScripts(client)
+        self._block_scripts = BlockScripts(client)
+
+    @classmethod
+    def for_settings(cls, client: RedisClient, settings: Settings, *, name: str = "redis") -> RedisBackend:
+        """The backend as `settings` configure it (key prefix, chat expiry, message size)."""
+        return cls(
+            client,
+            prefix=settings.redis.key_prefix,
+            name=name,
+            ttl_seconds=settings.memory.ttl_seconds,
+            max_message_bytes=settings.memory.max_message_bytes,
+        )
+
+    def index(self, base: str) -> RedisIndexStore:
+        return RedisIndexStore(self.client, base, scripts=self._index_scripts)
+
+    def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> RedisBlockSession:
+        return RedisBlockSession(
+            self.client, user_id, chat_id, prefix=self.prefix, scripts=self._block_scripts
+        )
+
+    async def ping(self) -> None:
+        await self.client.ping()
+
+    async def user_leftovers(self, user_id: str | bytes) -> list[str]:
+        """Every key of `user_id` (a full SCAN per pattern)."""
+        found: set[str] = set()
+        for pattern in user_patterns(self.prefix, user_id):
+            found.update([text(key) async for key in self.client.scan_iter(match=pattern, count=1_000)])
+        return sorted(found)
+
+    async def purge(self, names: list[str]) -> int:
+        # one key at a time: on Cluster the keys of one user live in several slots
+        return sum([int(await self.client.delete(name)) for name in names])

@@ -1,0 +1,290 @@
+"""`ConversationStore` on Redis: a list of turns (never trimmed), an id hash for idempotent appends, a meta
+hash.
+
+Every operation is one Lua script call on one conversation's hash-tagged keys: one round trip, atomic,
+Cluster-safe. Loading reads the metadata and the newest unsummarized turns only, never the whole past.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, cast
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from brain.backends.redis.client import RedisClient, Refused
+from brain.backends.redis.conversation_scripts import COMMIT_SUMMARY, HIDE, LOAD, SET_TITLE, WRITE
+from brain.errors import ConflictError, InputError, StoreError
+from brain.keys import ConversationKeys, conversation_keys, encode_id, raw_id, readable_id
+from brain.llm.usage import Usage
+from brain.message import SCHEMA_VERSION, Message
+from brain.storage.conversation import (
+    Conversation,
+    ConversationMeta,
+    StoredState,
+    Turn,
+    WriteBatch,
+    WriteResult,
+)
+from brain.telemetry import TracedScript
+
+__all__ = ["RedisMemoryStore"]
+
+
+class _TurnRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int
+    tok: int
+    msg: Message
+
+
+class _KnowledgeRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int
+    msg: Message
+
+
+_TURNS = TypeAdapter(list[_TurnRecord])
+_KNOWLEDGE = TypeAdapter(list[_KnowledgeRecord])
+
+
+class RedisMemoryStore:
+    """A `ConversationStore` over an injected async Redis client (which the caller owns)."""
+
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        ttl_seconds: int | None = None,
+        max_message_bytes: int = 1_048_576,
+    ) -> None:
+        self._client = client
+        self.prefix = prefix
+        self.ttl = ttl_seconds or 0
+        self.max_message_bytes = max_message_bytes
+        self._load = TracedScript(client.register_script(LOAD), "chat.load")
+        self._write = TracedScript(client.register_script(WRITE), "chat.write")
+        self._commit = TracedScript(client.register_script(COMMIT_SUMMARY), "chat.commit_summary")
+        self._title = TracedScript(client.register_script(SET_TITLE), "chat.set_title")
+        self._hide = TracedScript(client.register_script(HIDE), "chat.hide")
+
+    def keys(self, conv: Conversation) -> ConversationKeys:
+        return conversation_keys(self.prefix, conv.user_id, conv.chat_id)
+
+    async def _run(self, script: Any, keys: ConversationKeys, args: list[Any]) -> Any:
+        try:
+            return await script(keys=list(keys.all), args=args)
+        except Refused as exc:
+            if exc.code == "BRAIN_CONFLICT":
+                raise ConflictError(f"{keys.base}: {exc.detail}") from exc
+            if exc.code == "BRAIN_CORRUPT":
+                raise StoreError(
+                    f"corrupt record in {keys.meta}: {exc.detail}; it was left as it is"
+                ) from exc
+            if exc.code == "BRAIN_SCHEMA":
+                raise StoreError(
+                    f"{keys.meta} was written with schema version {exc.detail.split()[-1]}; "
+                    f"this brain-assistant reads up to {SCHEMA_VERSION}: upgrade it"
+                ) from exc
+            raise
+
+    async def load(
+        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+    ) -> StoredState:
+        keys = self.keys(conv)
+        if pending is not None and len(pending.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
+            raise InputError(
+                f"the pending text is larger than memory.max_message_bytes = {self.max_message_bytes}"
+            )
+        args = [
+            self.ttl,
+            SCHEMA_VERSION,
+            raw_id(conv.user_id),
+            raw_id(conv.chat_id),
+            "" if pending is None else "set",
+            pending or "",
+            repr(time.time()),
+            max(window_turns, 0),
+            max(knowledge_items, 0),
+        ]
+        raw_meta, start, window, knowledge, length, hidden = await self._run(self._load, keys, args)
+        if not raw_meta:
+            return StoredState(exists=False)
+        meta = _parse_meta(keys, raw_meta, int(length))
+        gone = {int(h) for h in hidden}
+        turns = [t for t in _parse_turns(keys.turns, window, int(start)) if t.seq not in gone]
+        records = _parse(_KNOWLEDGE, keys.knowledge, knowledge)
+        return StoredState(
+            exists=True, meta=meta, window=tuple(turns), knowledge=tuple(r.msg for r in records)
+        )
+
+    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
+        keys = self.keys(conv)
+        args: list[Any] = [
+            self.ttl,
+            SCHEMA_VERSION,
+            raw_id(conv.user_id),
+            raw_id(conv.chat_id),
+            "set"
+            if batch.set_last_talk and batch.last_talk is not None
+            else "clear"
+            if batch.set_last_talk
+            else "",
+            batch.last_talk or "",
+            repr(time.time()),
+            len(batch.turns),
+        ]
+        for message, tokens in batch.turns:
+            record = _TurnRecord(v=SCHEMA_VERSION, tok=tokens, msg=message).model_dump_json().encode()
+            if len(record) > self.max_message_bytes + 4096:
+                raise InputError(
+                    f"message {message.id} is {len(message.content.encode())} bytes; "
+                    f"memory.max_message_bytes is {self.max_message_bytes}"
+                )
+            args += [message.id, record, tokens]
+        args.append(len(batch.knowledge))
+        for message in batch.knowledge:
+            args += [message.id, _KnowledgeRecord(v=SCHEMA_VERSION, msg=message).model_dump_json().encode()]
+        usage = batch.usage or Usage(prompt_tokens=0, completion_tokens=0)
+        args += [batch.calls, usage.prompt_tokens, usage.completion_tokens]
+        version, added, window_tokens, turn_count, *seqs = await self._run(self._write, keys, args)
+        return WriteResult(
+            version=int(version),
+            seqs=tuple(int(s) for s in seqs),
+            added=int(added),
+            window_tokens=int(window_tokens),
+            turn_count=int(turn_count),
+        )
+
+    async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:
+        keys = self.keys(conv)
+        start = max(start, 1)
+        if count <= 0:
+            return []
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.lrange(keys.turns, start - 1, start - 2 + count)
+            pipe.smembers(keys.hidden)
+            for key in keys.all if self.ttl else ():
+                pipe.expire(key, self.ttl)
+            raw, hidden, *_ = await pipe.execute()
+        gone = {int(h) for h in hidden}
+        return [
+            replace(t, hidden=True) if t.seq in gone else t for t in _parse_turns(keys.turns, raw, start - 1)
+        ]
+
+    async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
+        keys = self.keys(conv)
+        if count <= 0:
+            return []
+        first = max(start, 1) - 1
+        raw = await self._client.lrange(keys.knowledge, first, first + count - 1)
+        return [r.msg for r in _parse(_KNOWLEDGE, keys.knowledge, cast(list[bytes], raw), first)]
+
+    async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
+        return int(await self._run(self._hide, self.keys(conv), [self.ttl, *seqs]))
+
+    async def commit_summary(
+        self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
+    ) -> int:
+        keys = self.keys(conv)
+        args = [summary, upto, expected_upto, tokens, repr(time.time()), self.ttl]
+        return int(await self._run(self._commit, keys, args))
+
+    async def set_title(self, conv: Conversation, title: str) -> None:
+        await self._run(self._title, self.keys(conv), [title, self.ttl])
+
+    async def delete(self, conv: Conversation) -> bool:
+        return bool(await self._client.delete(*self.keys(conv).all))
+
+    async def list_chats(self, user_id: str | bytes) -> list[str | bytes]:
+        pattern = f"{self.prefix}:{{{encode_id(user_id, 'user_id')}.*}}:meta"
+        metas = [k async for k in self._client.scan_iter(match=pattern, count=1_000)]
+        chats = [await self._client.hget(key, "chat_id") for key in metas]
+        return [readable_id(c if isinstance(c, bytes) else c.encode()) for c in chats if c is not None]
+
+
+def _parse_meta(keys: ConversationKeys, raw: list[bytes], turn_count: int) -> ConversationMeta:
+    fields = {raw[i].decode(): raw[i + 1] for i in range(0, len(raw), 2)}
+    try:
+        version = int(fields.get("v", b"0"))
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{keys.meta} was written with schema version {version}; this brain-assistant reads up to "
+                f"{SCHEMA_VERSION}: upgrade it"
+            )
+        if version < 1:
+            raise ValueError("no schema version")
+        return ConversationMeta(
+            summary=fields.get("summary", b"").decode(),
+            summary_upto=int(fields.get("summary_upto", b"0")),
+            turn_count=turn_count,
+            window_tokens=int(fields.get("window_tokens", b"0")),
+            version=int(fields.get("version", b"0")),
+            last_talk=fields["last_talk"].decode() if "last_talk" in fields else None,
+            title=fields.get("title", b"").decode(),
+            calls=int(fields.get("usage_calls", b"0")),
+            usage=Usage(
+                prompt_tokens=int(fields.get("usage_prompt_tokens", b"0")),
+                completion_tokens=int(fields.get("usage_completion_tokens", b"0")),
+            ),
+        )
+    except (ValueError, UnicodeDecodeError, ValidationError) as exc:
+        raise StoreError(f"corrupt record in {keys.meta}: {exc}; it was left as it is") from exc
+
+
+# Parsed turn records by their exact bytes. A chat's window is read again on every turn, mostly unchanged;
+# records are immutable and keyed by their whole content, so sharing them between calls and tenants gives
+# each caller exactly what its own bytes hold. Bounded: cleared when full.
+_PARSED: dict[bytes, _TurnRecord] = {}
+_PARSED_MAX = 50_000
+
+
+def _parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
+    records = [_PARSED.get(r) for r in raw]
+    missing = [i for i, r in enumerate(records) if r is None]
+    if missing:
+        try:
+            parsed = _parse(_TURNS, key, [raw[i] for i in missing], offset)
+        except StoreError:
+            _parse(_TURNS, key, raw, offset)  # the same error, naming the record's real index
+            raise
+        if len(_PARSED) + len(parsed) > _PARSED_MAX:
+            _PARSED.clear()
+        for i, record in zip(missing, parsed, strict=True):
+            records[i] = _PARSED[raw[i]] = record
+    return [Turn(offset + i + 1, r.tok, r.msg) for i, r in enumerate(records) if r is not None]
+
+
+def _parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:
+    """Parse all records in one call; on failure, find and name the bad one."""
+    try:
+        records: list[Any] = adapter.validate_json(b"[" + b",".join(raw) + b"]")
+    except (ValidationError, ValueError):
+        for i, item in enumerate(raw):
+            try:
+                adapter.validate_json(b"[" + item + b"]")
+            except (ValidationError, ValueError) as exc:
+                raise StoreError(
+                    f"corrupt record in {key} at index {offset + i}: {_first_error(exc)}; "
+                    "it was left as it is"
+                ) from exc
+        raise StoreError(f"corrupt records in {key}; they were left as they are") from None
+    for i, record in enumerate(records):
+        if record.v > SCHEMA_VERSION:
+            raise StoreError(
+                f"record in {key} at index {offset + i} has schema version {record.v}; "
+                f"this brain-assistant reads up to {SCHEMA_VERSION}: upgrade it"
+            )
+    return records
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"{'.'.join(map(str, err['loc'][1:])) or 'record'}: {err['msg']}"
+    return str(exc)[:200]

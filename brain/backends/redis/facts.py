@@ -1,0 +1,152 @@
+"""`RedisFactStore`: each user's facts under one hash tag (`brain.keys.facts_base`): the facts, their retired
+state, a content-hash index, aliases, batches, progress, and the audit stream. Every change is one Lua call
+that also appends its audit event (`brain.backends.redis.fact_scripts`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from brain.backends.redis.client import RedisClient, Refused
+from brain.backends.redis.fact_scripts import ADD, RESTORE, RETIRE
+from brain.errors import ConflictError, NotFoundError, StoreError
+from brain.keys import encode_id, facts_base
+from brain.search.filters import text
+from brain.storage.facts import AuditEntry, AuditEvent, Fact
+from brain.telemetry import TracedScript
+
+__all__ = ["RedisFactStore", "audit_pairs"]
+
+
+def audit_pairs(entry: AuditEntry, *own: str) -> list[str]:
+    """An audit entry as the scripts take it (name, value, ...), empty fields and the fields the script
+    writes itself (`own`, e.g. the subject's text) left out."""
+    fields = entry.model_dump(exclude=set(own))
+    fields["source_turns"] = json.dumps(list(entry.source_turns)) if entry.source_turns else ""
+    return [part for key, value in fields.items() if value for part in (key, str(value))]
+
+
+class RedisFactStore:
+    """A `FactStore` over an injected client."""
+
+    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
+        self._client = client
+        self.prefix = prefix
+        self._add = TracedScript(client.register_script(ADD), "facts.add")
+        self._retire = TracedScript(client.register_script(RETIRE), "facts.retire")
+        self._restore = TracedScript(client.register_script(RESTORE), "facts.restore")
+
+    def _key(self, user_id: str | bytes, part: str) -> str:
+        return f"{facts_base(self.prefix, user_id)}:{part}"
+
+    def _keys(self, user_id: str | bytes) -> list[str]:
+        """The keys every fact script takes: facts, state, hashes, audit."""
+        return [self._key(user_id, part) for part in ("facts", "state", "hash", "audit")]
+
+    async def _call(self, what: str, script: Any, user_id: str | bytes, args: list[Any]) -> Any:
+        try:
+            return await script(keys=self._keys(user_id), args=args)
+        except Refused as exc:
+            if exc.code == "BRAIN_MISSING":
+                raise NotFoundError(f"{what}: there is no fact {args[0]!r}") from None
+            if exc.code == "BRAIN_RETIRED":
+                raise ConflictError(f"{what}: fact {args[3]!r} was retired meanwhile") from None
+            raise
+
+    async def add(
+        self, user_id: str | bytes, fact: Fact, audit: AuditEntry, replaces: str = ""
+    ) -> str | None:
+        pairs = audit_pairs(audit, "old_text")
+        args = [fact.id, fact.model_dump_json(), fact.hash, replaces, repr(fact.created_at), *pairs]
+        existing, _ = await self._call("adding a fact", self._add, user_id, args)
+        return text(existing) or None
+
+    async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
+        args = [fact_id, repr(now), *audit_pairs(audit, "old_text")]
+        return bool(await self._call("retiring a fact", self._retire, user_id, args))
+
+    async def restore(self, user_id: str | bytes, fact_id: str, audit: AuditEntry) -> int:
+        args = [fact_id, *audit_pairs(audit, "new_text")]
+        return int(await self._call("restoring a fact", self._restore, user_id, args))
+
+    async def get_many(self, user_id: str | bytes, ids: Sequence[str]) -> list[Fact]:
+        if not ids:
+            return []
+        facts_key, state_key = self._keys(user_id)[:2]
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hmget(facts_key, list(ids))
+            pipe.hmget(state_key, list(ids))
+            raw, states = await pipe.execute()
+        return [_parse(r, s) for r, s in zip(raw, states, strict=True) if r is not None]
+
+    async def all(self, user_id: str | bytes) -> list[Fact]:
+        facts_key, state_key = self._keys(user_id)[:2]
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.hgetall(facts_key)
+            pipe.hgetall(state_key)
+            raw, states = await pipe.execute()
+        return sorted((_parse(v, states.get(k)) for k, v in raw.items()), key=lambda f: (f.created_at, f.id))
+
+    async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
+        if not hashes:
+            return {}
+        _, state, own, _ = self._keys(user_id)
+        pipe = self._client.pipeline(transaction=False)
+        pipe.hmget(own, list(hashes))
+        pipe.hmget(self._key(user_id, "alias"), list(hashes))
+        direct, aliased = await pipe.execute()
+        found = {h: r for h, r in zip(hashes, direct, strict=True) if r}
+        alias = {h: a for h, a in zip(hashes, aliased, strict=True) if a and h not in found}
+        if alias:
+            retired = await self._client.hmget(state, list(alias.values()))
+            found.update({h: a for (h, a), r in zip(alias.items(), retired, strict=True) if not r})
+        return {h: text(r) for h, r in found.items()}
+
+    async def alias(self, user_id: str | bytes, text_hash: str, fact_id: str) -> None:
+        await self._client.hset(self._key(user_id, "alias"), text_hash, fact_id)
+
+    async def batch_facts(self, user_id: str | bytes, batch: str) -> list[str] | None:
+        raw = await self._client.hget(self._key(user_id, "batches"), batch)
+        return None if raw is None else list(json.loads(raw))
+
+    async def set_batch_facts(self, user_id: str | bytes, batch: str, fact_ids: Sequence[str]) -> None:
+        await self._client.hset(self._key(user_id, "batches"), batch, json.dumps(sorted(set(fact_ids))))
+
+    async def history(self, user_id: str | bytes) -> list[AuditEvent]:
+        entries = await self._client.xrange(self._keys(user_id)[3]) or []
+        return [_event(entry_id or b"0-0", fields or {}) for entry_id, fields in entries]
+
+    async def progress(self, user_id: str | bytes, chat_id: str | bytes) -> int:
+        return int(
+            await self._client.hget(self._key(user_id, "progress"), encode_id(chat_id, "chat_id")) or 0
+        )
+
+    async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
+        await self._client.hset(self._key(user_id, "progress"), encode_id(chat_id, "chat_id"), upto)
+
+
+def _parse(raw: bytes | str, state: bytes | str | None) -> Fact:
+    try:
+        fact = Fact.model_validate_json(raw)
+        if not state:
+            return fact
+        expired, invalid, superseded = text(state).split("|")
+        return fact.model_copy(
+            update={
+                "expired_at": float(expired),
+                "invalid_at": fact.invalid_at if fact.invalid_at is not None else float(invalid),
+                "superseded_by": superseded or None,
+            }
+        )
+    except (ValidationError, ValueError) as exc:
+        raise StoreError(f"corrupt fact record: {exc}; it was left as it is") from exc
+
+
+def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> AuditEvent:
+    data = {text(k): text(v) for k, v in fields.items()}
+    eid = text(entry_id)
+    source = json.loads(data.pop("source_turns", "[]") or "[]")
+    return AuditEvent(id=eid, at=int(eid.split("-")[0]) / 1000, source_turns=tuple(source), **data)

@@ -1,0 +1,158 @@
+"""Conversation memory: the `ConversationStore` and `SummaryStore` protocols and their records.
+
+A store keeps, per conversation: every turn ever appended (never trimmed), knowledge, and a metadata
+record (summary and how far it reaches, counters, last_talk, title). Appends are idempotent by message id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.keys import encode_id
+from brain.llm.usage import Usage
+from brain.message import Message
+
+__all__ = [
+    "Conversation",
+    "ConversationMeta",
+    "ConversationStore",
+    "MemoryStore",
+    "StoredState",
+    "SummaryStore",
+    "Turn",
+    "WriteBatch",
+    "WriteResult",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """(user_id, chat_id); both are validated here, so a bad id fails (`InputError`) before any I/O."""
+
+    user_id: str | bytes
+    chat_id: str | bytes
+
+    def __post_init__(self) -> None:
+        encode_id(self.user_id, "user_id")
+        encode_id(self.chat_id, "chat_id")
+
+    @property
+    def label(self) -> str:
+        return f"{self.user_id!r}/{self.chat_id!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A stored turn: its 1-based sequence number in the conversation, token count and message."""
+
+    seq: int
+    tokens: int
+    message: Message
+    hidden: bool = False
+
+
+class ConversationMeta(BaseModel):
+    model_config = _FROZEN
+
+    summary: str = ""
+    summary_upto: int = 0  # turns with seq <= summary_upto are covered by `summary`
+    turn_count: int = 0
+    window_tokens: int = 0  # tokens of the turns after summary_upto
+    version: int = 0  # bumped by every write
+    last_talk: str | None = None
+    title: str = ""
+    usage: Usage = Usage(prompt_tokens=0, completion_tokens=0)  # LLM tokens of the chat's answers so far
+    calls: int = 0  # LLM calls of the chat's answers so far
+
+
+class StoredState(BaseModel):
+    """What `load` returns: metadata, the newest unsummarized turns, the newest knowledge."""
+
+    model_config = _FROZEN
+
+    exists: bool
+    meta: ConversationMeta = ConversationMeta()
+    window: tuple[Turn, ...] = ()  # hidden turns left out
+    knowledge: tuple[Message, ...] = ()
+
+
+class WriteBatch(BaseModel):
+    """One atomic write: new turns (with token counts), knowledge, and optionally last_talk."""
+
+    model_config = _FROZEN
+
+    turns: tuple[tuple[Message, int], ...] = ()
+    knowledge: tuple[Message, ...] = ()
+    set_last_talk: bool = False
+    last_talk: str | None = None
+    calls: int = 0  # LLM calls and tokens spent on these turns, added to the chat's usage
+    usage: Usage | None = None
+
+
+class WriteResult(BaseModel):
+    model_config = _FROZEN
+
+    version: int
+    seqs: tuple[int, ...]  # one per batch turn: where it is stored (an earlier seq if it already was)
+    added: int = Field(description="turns and knowledge records that were new")
+    window_tokens: int = 0  # tokens of the unsummarized turns after this write
+    turn_count: int = 0
+
+
+@runtime_checkable
+class SummaryStore(Protocol):
+    """A conversation's rolling summary and title (kept with its metadata). `StoreError` when the store
+    cannot answer."""
+
+    async def commit_summary(
+        self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
+    ) -> int:
+        """Set the summary to cover turns <= `upto` if it still covers exactly `expected_upto`;
+        subtract `tokens` from the window count. Returns the new version; `ConflictError` otherwise."""
+        ...
+
+    async def set_title(self, conv: Conversation, title: str) -> None: ...
+
+
+@runtime_checkable
+class ConversationStore(SummaryStore, Protocol):
+    """Storage of conversations. Every method raises `StoreError` when the store cannot answer."""
+
+    async def load(
+        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+    ) -> StoredState:
+        """Metadata, the newest `window_turns` unsummarized turns, the newest knowledge. With `pending`, first
+        save it as `last_talk` in the same atomic call (a turn's start: one round trip)."""
+        ...
+
+    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult: ...
+
+    async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:
+        """Turns with seq in [start, start + count), oldest first."""
+        ...
+
+    async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
+        """Take turns back (they stay stored, flagged hidden, out of the window). Returns the version."""
+        ...
+
+    async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
+        """Knowledge records [start, start + count), 1-based, oldest first."""
+        ...
+
+    async def delete(self, conv: Conversation) -> bool:
+        """Delete everything stored for the conversation; whether there was anything."""
+        ...
+
+    async def list_chats(self, user_id: str | bytes) -> list[str | bytes]:
+        """The chat ids of every stored conversation of `user_id` (str when valid UTF-8, else bytes)."""
+        ...
+
+
+MemoryStore = ConversationStore
+"""The name the conversation store had before every memory kind had a protocol of its own."""

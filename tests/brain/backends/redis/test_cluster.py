@@ -1,0 +1,168 @@
+"""Redis Cluster: three real redis-server nodes; every conversation's keys live in one slot."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from actions.summarizer import Summarizer
+from brain import BrainMemory, Message, RedisConnection, RedisMemoryStore, Settings
+from brain.storage.conversation import Conversation
+from brain.testing import ScriptedLLM
+from tests.support.servers import RedisServerProcess
+from tests.support.stores import redis_index, redis_tiers
+
+
+def cluster_ports(n: int) -> list[int]:
+    """Ports whose cluster-bus port (+10000) is free too."""
+    ports: list[int] = []
+    while len(ports) < n:
+        with socket.socket() as a:
+            a.bind(("127.0.0.1", 0))
+            port = a.getsockname()[1]
+        if port + 10_000 > 65_535 or port in ports:
+            continue
+        with socket.socket() as b:
+            try:
+                b.bind(("127.0.0.1", port + 10_000))
+            except OSError:
+                continue
+        ports.append(port)
+    return ports
+
+
+@pytest.fixture(scope="module")
+def cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    base = tmp_path_factory.mktemp("cluster")
+    nodes = [
+        RedisServerProcess(
+            base / str(port),
+            port=port,
+            appendonly=False,
+            extra=("--cluster-enabled", "yes", "--cluster-config-file", str(base / f"{port}.conf")),
+        )
+        for port in cluster_ports(3)
+    ]
+    for node in nodes:
+        node.start()
+    try:
+        subprocess.run(
+            [
+                "redis-cli",
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{n.port}" for n in nodes),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        for _ in range(100):  # wait until every node agrees the cluster is up
+            states = [
+                subprocess.run(
+                    ["redis-cli", "-p", str(n.port), "cluster", "info"], capture_output=True, text=True
+                ).stdout
+                for n in nodes
+            ]
+            if all("cluster_state:ok" in s for s in states):
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        yield f"redis://127.0.0.1:{nodes[0].port}/0"
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+async def test_memory_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        store = RedisMemoryStore(connection.client)
+        chats = [f"chat-{i}" for i in range(12)] + ["{tag}", "a:b*", "x" * 5_000]  # spread over many slots
+        for chat in chats:
+            memory = await BrainMemory.loads(store, "user", chat)
+            for i in range(5):
+                memory.add_talk(Message(content=f"{chat} turn {i}"))
+            await memory.dumps()
+        for chat in chats:
+            memory = await BrainMemory.loads(store, "user", chat)
+            assert [m.content for m in memory.history] == [f"{chat} turn {i}" for i in range(5)]
+            assert (
+                await memory.summarize(Summarizer(ScriptedLLM([f"summary of {chat[:10]}"])))
+                == f"summary of {chat[:10]}"
+            )
+            assert len(await memory.read_history(1, 10)) == 5
+        slots = {
+            await connection.client.cluster_keyslot(store.keys(Conversation("user", c)).meta) for c in chats
+        }
+        assert len(slots) > 3  # the conversations really are spread over the nodes' slots
+
+
+async def test_search_index_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
+    from brain.keys import archival_base
+    from brain.search.index import IndexedDoc
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        for tenant in ("alice", "bob", "carol"):
+            index = redis_index(connection.client, archival_base("brain", tenant))
+            await index.add(IndexedDoc(id="1", text=f"{tenant} likes green tea", tags=("drinks",)))
+            await index.add(IndexedDoc(id="2", text=f"{tenant} booked a flight"))
+            hits, total = await index.search("tea", tags=["drinks"])
+            assert total == 1 and hits[0].doc.text == f"{tenant} likes green tea"
+            assert await index.delete("1")
+            await index.drop()
+            assert await index.count() == 0
+
+
+async def test_graph_memory_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
+    from brain.memory.graph import Relation
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        graph, facts = redis_tiers(connection.client).graph, redis_tiers(connection.client).facts
+        for tenant in ("alice", "bob", "carol"):
+            me, city = await graph.upsert(tenant, [(tenant, "person", []), ("Oslo", "place", [])])
+            relation = Relation(source=me, relation="lives_in", target=city, source_turns=("t1",))
+            assert (await graph.relate(tenant, relation))[1]
+            await graph.mention(tenant, [(me, "t1")])
+            assert await graph.retire(tenant, relation.id)
+            around = await graph.neighbourhood(tenant, [me], as_of=relation.created_at + 0.000_001)
+            assert around.lines() == [f"{tenant} -lives_in-> Oslo [retired]"]
+            events = [e.event for e in await facts.history(tenant) if e.subject == "relation"]
+            assert events == ["ADD", "DELETE"]
+
+
+async def test_a_busy_cluster_client_waits_instead_of_failing(cluster_url: str, tmp_path: Path) -> None:
+    import asyncio
+
+    from brain.storage.conversation import WriteBatch
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True, "max_connections": 2}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        store = RedisMemoryStore(connection.client, prefix="wait")
+
+        async def chat(i: int) -> None:
+            for t in range(5):
+                await store.write(
+                    Conversation(f"u{i}", "c"), WriteBatch(turns=((Message(content=f"{t}"), 1),))
+                )
+            await store.read_turns(Conversation(f"u{i}", "c"), 1, 5)  # a pipeline
+
+        await asyncio.gather(*(chat(i) for i in range(40)))  # 40 chats on 2 connections per node
+        for i in range(40):
+            assert len(await store.read_turns(Conversation(f"u{i}", "c"), 1, 10)) == 5
