@@ -44,7 +44,8 @@ from brain.message import Message
 from brain.runtime import local_runtime
 from brain.settings import FactSettings, GraphSettings, Settings
 from brain.testing import ScriptedCall, ScriptedLLM, tool_calls
-from roles.tiered import TieredAssistant, recall_doc
+from roles.modes.tiered import recall_doc
+from roles.tiered import TieredAssistant
 
 SETTINGS = GraphSettings(enabled=True)
 RULES = [

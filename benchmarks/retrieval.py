@@ -41,7 +41,7 @@ from brain.llm.tokens import Tokenizer
 from brain.memory.tiers import Tiers
 from brain.message import Message
 from brain.runtime import LOCAL_FUSION
-from roles.tiered import recall_doc
+from roles.modes.tiered import recall_doc
 
 KS = (5, 10, 20)
 KINDS = ("single", "temporal", "multi", "inference")

@@ -70,7 +70,7 @@ async def first_and_steady(n: int, settings: MemorySettings) -> tuple[dict[str, 
     for i in range(n, n + 20):
         memory.add_talk(turn(rng, i)) if i % 2 == 0 else memory.add_answer(turn(rng, i))
     await memory.summarize(Summarizer.from_settings(llm, memory.tokenizer, settings), max_words=200)
-    steady = llm.usage.totals(since=first.calls)
+    steady = llm.usage.totals() - first
     return (
         {"calls": first.calls, "prompt_tokens": first.prompt_tokens},
         {"calls": steady.calls, "prompt_tokens": steady.prompt_tokens},

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from brain.backends.memory import InMemoryStore
 from brain.backends.redis import RedisBackend, RedisConnection
 from brain.errors import ConfigError
+from brain.llm.endpoint import Capabilities, endpoint_key
 from brain.llm.local import (
     LocalEmbedder,
     LocalModel,
@@ -101,10 +102,13 @@ async def open_runtime(
                 local.name,
             )
 
+        capabilities: dict[tuple[str, str, str], Capabilities] = {}  # one per endpoint, whoever calls it
+
         async def client(config: LLMSettings) -> LLM:
             if local is not None and not config.configured:
                 config = local.llm_settings(config)
-            return await stack.enter_async_context(OpenAILLM.from_settings(config))
+            learnt = capabilities.setdefault(endpoint_key(config), Capabilities(config.structured_output))
+            return await stack.enter_async_context(OpenAILLM.from_settings(config, capabilities=learnt))
 
         if llm is None:
             llm = await client(settings.llm)

@@ -1,16 +1,21 @@
-"""Roles: Role, Assistant (and its modes), Environment and Team, deployments, and the `brain` command line.
-Importing the package registers every memory mode's assistant class."""
+"""Roles: Role, the turn engine and its memory modes, Assistant (the engine as a Role), Environment and Team,
+deployments, and the `brain` command line."""
 
 from roles.assistant import Assistant
 from roles.blocks import BlocksAssistant
+from roles.engine import TurnEngine
 from roles.environment import Environment, Team, TeamResult
+from roles.modes import MODES, BlocksMode, BrainMode, TieredMode, mode_for
 from roles.role import Role
 from roles.skills import SkillDeclaration, Skills
 from roles.tiered import TieredAssistant
 
 __all__ = [
+    "MODES",
     "Assistant",
     "BlocksAssistant",
+    "BlocksMode",
+    "BrainMode",
     "Environment",
     "Role",
     "SkillDeclaration",
@@ -18,4 +23,7 @@ __all__ = [
     "Team",
     "TeamResult",
     "TieredAssistant",
+    "TieredMode",
+    "TurnEngine",
+    "mode_for",
 ]

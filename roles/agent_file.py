@@ -21,8 +21,8 @@ from brain.search.index import IndexedDoc
 from brain.settings import Settings
 from brain.storage.conversation import Conversation
 from roles.assistant import Assistant
+from roles.modes import TieredMode
 from roles.skills import SkillDeclaration
-from roles.tiered import TieredAssistant
 
 __all__ = ["AGENT_FORMAT", "AgentFile", "export_agent", "import_agent", "public_settings"]
 
@@ -70,9 +70,9 @@ async def export_agent(
     persona.update(user_id=user_id, chat_id=chat_id, mode="brain")
     blocks: list[ScopedBlock] = []
     archival: list[IndexedDoc] = []
-    if isinstance(agent, TieredAssistant):
+    if isinstance(agent.mode, TieredMode):
         persona["mode"] = "tiered"
-        for scope in sorted(set(agent.scopes(user_id).values())):
+        for scope in sorted(set(agent.mode.scopes(agent.engine, user_id).values())):
             text = scope.decode("utf-8", "surrogateescape")
             blocks += [ScopedBlock(scope=text, block=b) for b in await agent.tiers.core.list(scope)]
         archival = await agent.tiers.archival(user_id).all_docs()
@@ -101,13 +101,14 @@ async def import_agent(
     file: AgentFile, agent: Assistant, user_id: str, chat_id: str, progress: Progress | None = None
 ) -> None:
     """Restore into `agent`'s stores as (user_id, chat_id); the chat and archival memory must be empty."""
-    archival = agent.tiers.archival(user_id) if isinstance(agent, TieredAssistant) else None
+    tiered = isinstance(agent.mode, TieredMode)
+    archival = agent.tiers.archival(user_id) if tiered else None
     if archival is not None and await archival.count():
         raise ConflictError(f"archival memory of {user_id!r} is not empty; import into an empty one")
     await import_conversation(
         agent.store, file.conversation, Conversation(user_id, chat_id), progress=progress
     )
-    if isinstance(agent, TieredAssistant) and archival is not None:
+    if tiered and archival is not None:
         for item in file.core_blocks:
             scope = item.scope.encode("utf-8", "surrogateescape")
             await agent.tiers.core.create(scope, item.block, replace=True)
@@ -120,4 +121,4 @@ async def import_agent(
         )
         await archival.add_many(list(file.archival), vectors)
         memory = await agent.load_memory(user_id, chat_id)
-        await agent.sync_recall(memory, progress)  # rebuilt from the imported turns
+        await agent.mode.written(agent.engine, memory, progress)  # recall rebuilt from the imported turns

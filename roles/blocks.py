@@ -1,113 +1,25 @@
-"""`BlocksAssistant` (`memory.mode: blocks`): the Assistant with LlamaIndex-style block memory.
-
-Each chat has a `BlockMemory` in Redis: the history FIFO within `memory.blocks.token_limit` x
-`chat_history_token_ratio`, and blocks (static text, facts extracted from flushed messages, recall of flushed
-messages) cut to keep the whole prompt within `token_limit`. A turn's tool calls and results are part of the
-history and count in its tokens. The transcript is kept as in every mode (export, retry, erasure).
-"""
+"""`BlocksAssistant`: an Assistant in block-memory mode (`roles.modes.BlocksMode`) whatever `memory.mode`
+says."""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator
-from typing import Any, ClassVar
+from typing import Any
 
-from actions.fact_block import FactBlock
-from brain.errors import ConfigError, StoreError
-from brain.llm.protocol import ChatMessage
-from brain.memory.blocks import BlockMemory, MemoryBlock, StaticBlock, VectorBlock
-from brain.memory.blocks.budget import message_tokens
-from brain.memory.brain_memory import BrainMemory
-from brain.message import Message
+from brain.memory.blocks import BlockMemory
 from brain.runtime import Runtime
-from roles.assistant import Assistant, Turn
+from roles.assistant import Assistant
+from roles.modes.blocks import BlocksMode
 
 __all__ = ["BlocksAssistant"]
 
-_log = logging.getLogger("brain.blocks")
-
 
 class BlocksAssistant(Assistant):
-    """An Assistant whose prompt is built by block memory (needs Redis: `runtime.tiers`)."""
-
-    mode: ClassVar[str] = "blocks"
+    """An Assistant whose prompt is built by block memory (needs a backend: `runtime.tiers`)."""
 
     def __init__(self, runtime: Runtime, **options: Any) -> None:
-        super().__init__(runtime, **options)
-        if runtime.tiers is None:
-            raise ConfigError("memory.mode blocks keeps its blocks in Redis: open the runtime with Redis")
-        self.tiers = runtime.tiers
-        settings = self.memory_settings.blocks
-        blocks: list[MemoryBlock] = []
-        if settings.static:
-            blocks.append(StaticBlock(settings.static, priority=settings.static_priority))
-        if settings.facts:
-            blocks.append(
-                FactBlock(
-                    runtime.memory_llm,
-                    runtime.tokenizer,
-                    priority=settings.facts_priority,
-                    max_facts=settings.max_facts,
-                )
-            )
-        if settings.vector:
-            blocks.append(
-                VectorBlock(
-                    self.tiers.index,
-                    runtime.tokenizer,
-                    embed=self.tiers.embed,
-                    priority=settings.vector_priority,
-                    top_k=settings.vector_top_k,
-                )
-            )
-        self.blocks = tuple(blocks)
+        self.blocks_mode = BlocksMode(runtime)
+        super().__init__(runtime, mode=self.blocks_mode, **options)
 
     def block_memory(self, user_id: str | bytes, chat_id: str | bytes) -> BlockMemory:
-        """The chat's block memory (a cheap view; state is in Redis)."""
-        return BlockMemory(
-            self.tiers.block_session(user_id, chat_id),
-            settings=self.memory_settings.blocks,
-            blocks=self.blocks,
-            tokenizer=self.tokenizer,
-        )
-
-    async def refine_memory(self, memory: BrainMemory) -> str | None:
-        """Take the pending talk; block memory keeps the budget itself (no summaries)."""
-        return memory.pop_last_talk()
-
-    async def _answer(self, turn: Turn) -> AsyncIterator[str]:
-        """The answer, each call's prompt fitted again by block memory around the turn's tool rounds."""
-        memory = self.block_memory(turn.memory.user_id, turn.memory.chat_id)
-        user = ChatMessage(role="user", content=turn.text)
-        system = self.persona.system_prompt()
-
-        async def refit(trail: list[ChatMessage]) -> list[ChatMessage]:
-            reserve = sum(message_tokens(self.tokenizer, m) for m in trail)
-            return [*await memory.get(turn.text, system=system, reserve=reserve), user, *trail]
-
-        async for piece in self._talk(turn, [], refit):
-            yield piece
-
-    async def _commit(self, turn: Turn) -> None:
-        """Store the transcript as every mode does, then the turn's messages (tool rounds included) in
-        block memory; if that write fails the answer is kept and the next turn carries on (logged)."""
-        await super()._commit(turn)
-        answer = ChatMessage(role="assistant", content="".join(turn.pieces))
-        messages = [ChatMessage(role="user", content=turn.text), *turn.trail, answer]
-        try:
-            await self.block_memory(turn.memory.user_id, turn.memory.chat_id).put_messages(messages)
-        except StoreError as exc:
-            _log.warning("block memory missed a turn of %r: %s", turn.memory.user_id, exc)
-
-    async def _rewritten(self, memory: BrainMemory, answer: Message) -> None:
-        """The rewritten answer replaces the old one in the history too (if not flushed yet)."""
-        if not await self.block_memory(memory.user_id, memory.chat_id).replace_answer(answer.content):
-            _log.info("the rewritten answer of %r was flushed to the blocks already", memory.user_id)
-
-    async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
-        """As the Assistant does; the exchanges also leave the block memory's history when still there."""
-        taken = await super()._take_back(memory, n)
-        users = sum(1 for m in taken if m.role == "user")
-        if users:
-            await self.block_memory(memory.user_id, memory.chat_id).drop_exchanges(users)
-        return taken
+        """The chat's block memory (a cheap view; state is in the backend)."""
+        return self.blocks_mode.block_memory(user_id, chat_id)

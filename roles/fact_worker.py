@@ -25,8 +25,9 @@ from actions.summarizer import Summarizer
 from brain import telemetry
 from brain.errors import BrainError, ConfigError, ConflictError
 from brain.llm.batching import cut
-from brain.llm.usage import SummaryStats
+from brain.llm.usage import SummaryStats, spending
 from brain.memory.brain_memory import BrainMemory
+from brain.memory.usage import record_spending
 from brain.memory.window import Window
 from brain.message import Message
 from brain.runtime import Runtime
@@ -53,6 +54,7 @@ class _Tally:
     """What a run applied so far (batches recorded done)."""
 
     turns: int = 0
+    calls: int = 0  # chat calls made (those of failed batches included)
 
 
 @dataclass
@@ -83,8 +85,6 @@ class FactWorker:
         one extraction per batch, not per turn. Held entries stay pending in the stream (a crash loses
         nothing: they are reclaimed)."""
         queue, settings = self.tiers.fact_queue, self.settings
-        ledger = self.runtime.memory_llm.usage
-        first_call = len(ledger)  # calls are counted where they are made: a failed batch spent them too
         reclaim_ms, most = int(settings.reclaim_seconds * 1000), 10 * settings.batch_turns
         entries = await queue.reclaim(self.name, reclaim_ms, most)
         entries += await queue.read(self.name, most, block_ms if not entries else None)
@@ -101,14 +101,19 @@ class FactWorker:
 
         async def apply(chat: tuple[str | bytes, str | bytes], group: list[QueueEntry]) -> bool:
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
-                try:
-                    with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
-                        await self._apply(*chat, max(e.upto for e in group), tally)
-                        return True
-                except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
-                    telemetry.count_error("facts.batch")
-                    _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
-                    return False
+                with spending() as spent:  # a failed batch spent its calls too
+                    try:
+                        with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
+                            await self._apply(*chat, max(e.upto for e in group), tally)
+                            return True
+                    except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
+                        telemetry.count_error("facts.batch")
+                        _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
+                        return False
+                    finally:
+                        tally.calls += spent.calls_of("chat", "stream")
+                        usage = self.runtime.backend.usage if self.runtime.backend is not None else None
+                        await record_spending(usage, *chat, spent)
 
         results = await asyncio.gather(*(apply(chat, group) for chat, group in groups))
         applied = [group for ok, (_, group) in zip(results, groups, strict=True) if ok]
@@ -119,7 +124,7 @@ class FactWorker:
             entries=len(entries),
             chats=len(due),
             turns=tally.turns,
-            calls=sum(1 for r in ledger.records[first_call:] if r.kind == "chat"),
+            calls=tally.calls,
             failed=len(groups) - len(applied),
         )
 
@@ -176,7 +181,7 @@ class FactWorker:
     ) -> RememberReport:
         """Facts from `messages`. When the chat's unsummarized turns pass `memory.summarize_share` of the
         prompt's window, the same extraction call folds the oldest of them into the summary, so the reply
-        path seldom has to summarize (it still does when a window is full: `Assistant.refine_memory`)."""
+        path seldom has to summarize (it still does when a window is full: `BrainMode.refine`)."""
         llm, facts, settings = self.runtime.memory_llm, self.tiers.facts, self.runtime.settings
         memory = await BrainMemory.loads(
             self.runtime.store, user_id, chat_id, settings=settings.memory, tokenizer=self.runtime.tokenizer

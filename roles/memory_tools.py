@@ -152,7 +152,7 @@ GRAPH_SEARCH = _spec(
 )
 
 GraphLookup = Callable[[str, float | None], Awaitable[dict[str, Any]]]
-"""(entity name, as of or None) -> what the graph holds about it (`TieredAssistant.graph_lookup`)."""
+"""(entity name, as of or None) -> what the graph holds about it (`TieredMode.graph_lookup`)."""
 
 
 class MemoryTools:

@@ -1,84 +1,54 @@
 """What users do to a chat besides talking: take back, rewrite, remember, summarize, title, export and
-import, forget. Part of `Assistant` (a mixin); each operation holds the chat's lock like a turn does."""
+import, forget. Each operation holds the chat's lock like a turn does, and lets the memory mode do its
+part (recall indexing, block memory)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
 
-from actions.summarizer import Summarizer
 from actions.title import make_title
 from brain.errors import InputError
-from brain.memory.brain_memory import BrainMemory
+from brain.llm.usage import spending
 from brain.memory.erasure import ErasureReport, erase_chat, erase_user
 from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
 from brain.message import Message, check_text, speaker
 from brain.progress import Progress
-from brain.runtime import Runtime
-from brain.settings import MemorySettings
 from brain.storage.conversation import Conversation
+from roles.engine import TurnEngine
 
 __all__ = ["ChatOperations"]
 
 
 class ChatOperations:
-    """The chat operations of `Assistant`, which provides what is declared here."""
+    """The chat operations over one turn engine (shared by every call, like the engine)."""
 
-    runtime: Runtime
-    memory_settings: MemorySettings
-    summarizer: Summarizer
-
-    def _lock(self, user_id: str | bytes, chat_id: str | bytes) -> AbstractAsyncContextManager[None]:
-        raise NotImplementedError
-
-    def _chat(
-        self, user_id: str | bytes, chat_id: str | bytes, pending: str | None = None
-    ) -> AbstractAsyncContextManager[BrainMemory]:
-        raise NotImplementedError
-
-    async def _take_back(self, memory: BrainMemory, n: int) -> list[Message]:
-        raise NotImplementedError
-
-    async def _written(self, memory: BrainMemory, progress: Progress | None = None) -> None:
-        raise NotImplementedError
-
-    async def _queue_facts(self, memory: BrainMemory) -> None:
-        raise NotImplementedError
-
-    async def _rewritten(self, memory: BrainMemory, answer: Message) -> None:
-        """Called under the chat's lock after the last answer was replaced by `answer`."""
-
-    async def load_memory(
-        self, user_id: str | bytes, chat_id: str | bytes, *, pending: str | None = None
-    ) -> BrainMemory:
-        raise NotImplementedError
-
-    @property
-    def _speaker(self) -> str:
-        raise NotImplementedError
+    def __init__(self, engine: TurnEngine) -> None:
+        self.engine = engine
+        self.runtime = engine.runtime
+        self.memory_settings = engine.memory_settings
 
     async def take_back(self, user_id: str, chat_id: str, n: int = 1) -> list[Message]:
         """Take back the newest `n` turns not taken back yet, whether or not a summary covers them: out of
         the window and recall, still stored (flagged hidden). The summary is not rewritten."""
         if n < 0:
             raise InputError(f"cannot take back {n} turns")
-        async with self._chat(user_id, chat_id) as memory:
-            return await self._take_back(memory, n)
+        async with self.engine.chat_memory(user_id, chat_id) as memory:
+            return await self.engine.mode.take_back(self.engine, memory, n)
 
     async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
         """Replace the last answer (the newest turn not taken back, summarized or not) with `text`; the old
         one stays stored, taken back, and the new one is the chat's newest turn."""
         text = check_text(text, self.memory_settings.max_message_bytes, "rewritten answer")
-        async with self._chat(user_id, chat_id) as memory:
+        async with self.engine.chat_memory(user_id, chat_id) as memory:
             last = await memory.last_turns(1)
             if not last or last[-1].message.role != "assistant":
                 raise InputError("there is no answer to rewrite")
-            await self._take_back(memory, 1)
-            answer = Message(content=text, sent_from=self._speaker, metadata={"rewritten": True})
+            await self.engine.mode.take_back(self.engine, memory, 1)
+            answer = Message(content=text, sent_from=self.engine.speaker, metadata={"rewritten": True})
             memory.add_answer(answer)
             await memory.dumps()
-            await self._written(memory)
-            await self._rewritten(memory, answer)
+            await self.engine.mode.written(self.engine, memory)
+            await self.engine.mode.rewritten(self.engine, memory, answer)
 
     async def add_turns(self, user_id: str, chat_id: str, messages: Sequence[Message]) -> int:
         """Store turns said elsewhere (a transcript, a note), answering nothing: they join the chat, its
@@ -90,34 +60,44 @@ class ChatOperations:
             check_text(message.content, self.memory_settings.max_message_bytes)
             if message.role not in {"user", "assistant"}:
                 raise InputError(f"a message's role is user or assistant, not {message.role!r}")
-        async with self._chat(user_id, chat_id) as memory:
+        async with self.engine.chat_memory(user_id, chat_id) as memory:
             for message in messages:
                 (memory.add_talk if message.role == "user" else memory.add_history)(message)
             await memory.dumps()
-            await self._written(memory)
-            await self._queue_facts(memory)
+            await self.engine.mode.written(self.engine, memory)
+            await self.engine.queue_facts(memory)
             return memory.turn_count
 
     async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
         text = check_text(text, self.memory_settings.max_message_bytes, "knowledge")
-        async with self._chat(user_id, chat_id) as memory:
+        async with self.engine.chat_memory(user_id, chat_id) as memory:
             memory.add_knowledge(Message(content=text.strip(), sent_from="user"))
             await memory.dumps()
 
     async def summarize_now(self, user_id: str, chat_id: str) -> str:
         """Summarize the chat now (every unsummarized turn); the summary, "" for an empty chat."""
-        async with self._chat(user_id, chat_id) as memory:
-            return await memory.summarize(self.summarizer, self.memory_settings.summary_max_words)
+        async with self.engine.chat_memory(user_id, chat_id) as memory:
+            with spending() as spent:
+                try:
+                    return await memory.summarize(
+                        self.engine.summarizer, self.memory_settings.summary_max_words
+                    )
+                finally:
+                    await self.engine.record_usage(user_id, chat_id, spent)
 
     async def title(self, user_id: str, chat_id: str, max_words: int = 5) -> str:
         """Give the chat a title (one call on the memory model; none for an empty chat)."""
-        async with self._chat(user_id, chat_id) as memory:
+        async with self.engine.chat_memory(user_id, chat_id) as memory:
             lines = [memory.history_text, *(f"{speaker(m)}: {m.content}" for m in memory.history[-1:])]
             text = "\n".join(filter(None, lines))
             if not text.strip():
                 return "New conversation"
             window = self.runtime.tokenizer.truncate(text, self.memory_settings.window_tokens)
-            title = await make_title(self.runtime.memory_llm, window, max_words)
+            with spending() as spent:
+                try:
+                    title = await make_title(self.runtime.memory_llm, window, max_words)
+                finally:
+                    await self.engine.record_usage(user_id, chat_id, spent)
             await memory.set_title(title)
             return title
 
@@ -126,7 +106,7 @@ class ChatOperations:
     ) -> ConversationExport:
         """Everything stored of the chat (every raw turn) as a versioned export; `progress` is told the
         turns read."""
-        async with self._lock(user_id, chat_id):
+        async with self.engine.lock(user_id, chat_id):
             return await export_conversation(self.runtime.store, Conversation(user_id, chat_id), progress)
 
     async def import_chat(
@@ -134,14 +114,15 @@ class ChatOperations:
     ) -> None:
         """Load an export into this empty chat (`ConflictError` when it has data); `progress` is told the
         turns written, then (tiered) the turns indexed for recall."""
-        async with self._chat(user_id, chat_id):
+        async with self.engine.chat_memory(user_id, chat_id):
             await import_conversation(self.runtime.store, export, Conversation(user_id, chat_id), progress)
-            await self._written(await self.load_memory(user_id, chat_id), progress)
+            memory = await self.engine.load_memory(user_id, chat_id)
+            await self.engine.mode.written(self.engine, memory, progress)
 
     async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
         """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors."""
         conv = Conversation(user_id, chat_id)
-        async with self._lock(user_id, chat_id):
+        async with self.engine.lock(user_id, chat_id):
             return await erase_chat(self.runtime.store, self.runtime.tiers, conv)
 
     async def forget_user(self, user_id: str) -> ErasureReport:

@@ -27,6 +27,7 @@ from brain.memory.transfer import ConversationExport
 from brain.message import Message, check_text
 from brain.search.analysis import searchable
 from brain.storage.conversation import Conversation, ConversationMeta
+from brain.storage.usage import UsageRow
 from roles.assistant import Assistant
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "NewMessage",
     "Scope",
     "TurnView",
+    "UsageReport",
     "as_of_time",
 ]
 
@@ -105,6 +107,17 @@ class TurnView(BaseModel):
     content: str
     at: str
     hidden: bool
+
+
+class UsageReport(BaseModel):
+    """What a user's memory and answers cost: one row per chat and model, and the totals."""
+
+    model_config = _FROZEN
+
+    rows: tuple[UsageRow, ...]
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
 
 
 class ChatView(BaseModel):
@@ -262,6 +275,20 @@ class MemoryService:
     async def core_blocks(self, scope: Scope) -> list[Block]:
         """The user's own core memory blocks (tiered mode)."""
         return await self.tiers.core.list(user_scope(scope.user))
+
+    async def usage(self, scope: Scope) -> UsageReport:
+        """LLM calls and tokens spent for the user: per chat and model (answers, summaries, fact and graph
+        extraction), and in all."""
+        backend = self.runtime.backend
+        if backend is None:
+            raise InputError("usage is kept in the backend: memory beyond chats needs one")
+        rows = tuple(r for r in await backend.usage.rows(scope.user) if isinstance(r.chat_id, str))
+        return UsageReport(
+            rows=rows,
+            calls=sum(r.calls for r in rows),
+            prompt_tokens=sum(r.prompt_tokens for r in rows),
+            completion_tokens=sum(r.completion_tokens for r in rows),
+        )
 
     async def graph(self, scope: Scope, *, as_of: float | None = None) -> dict[str, Any]:
         """The user's graph (entities, relations with their validity), as JSON data."""

@@ -13,7 +13,7 @@ import openai
 from brain import telemetry
 from brain.errors import LLMError
 from brain.llm.batching import cut
-from brain.llm.endpoint import FAILURES, as_llm_error, create_openai_client
+from brain.llm.endpoint import FAILURES, STRICTNESS, Capabilities, as_llm_error, create_openai_client
 from brain.llm.protocol import (
     ChatMessage,
     Completion,
@@ -40,7 +40,6 @@ from brain.settings import LLMSettings
 __all__ = ["OpenAILLM"]
 
 _PATH = "/chat/completions"
-_STRICTNESS: tuple[Literal["json_schema", "json_object", "off"], ...] = ("json_schema", "json_object", "off")
 _log = logging.getLogger("brain.llm")
 
 
@@ -54,6 +53,7 @@ class OpenAILLM:
         tokenizer: Tokenizer | None = None,
         *,
         owns_client: bool = False,
+        capabilities: Capabilities | None = None,
     ) -> None:
         self._client = client
         self._settings = settings
@@ -62,14 +62,20 @@ class OpenAILLM:
         self._usage = UsageLedger()
         key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
         self._secrets = (key,) if key else ()
-        # The strictest structured output the endpoint accepted; lowered (never raised) when a request
-        # with `response_format` is refused. A property of the endpoint, the same for every caller.
-        self._structured = settings.structured_output
+        self.capabilities = capabilities or Capabilities(settings.structured_output)
 
     @classmethod
-    def from_settings(cls, settings: LLMSettings, tokenizer: Tokenizer | None = None) -> OpenAILLM:
-        """Create the client too; `aclose()` (or `async with`) closes it."""
-        return cls(create_openai_client(settings), settings, tokenizer, owns_client=True)
+    def from_settings(
+        cls,
+        settings: LLMSettings,
+        tokenizer: Tokenizer | None = None,
+        *,
+        capabilities: Capabilities | None = None,
+    ) -> OpenAILLM:
+        """Create the client too; `aclose()` (or `async with`) closes it. `capabilities`: the endpoint's,
+        when other clients share it."""
+        client = create_openai_client(settings)
+        return cls(client, settings, tokenizer, owns_client=True, capabilities=capabilities)
 
     @property
     def model(self) -> str:
@@ -162,7 +168,7 @@ class OpenAILLM:
         request = self._request(messages, tools, max_tokens, temperature, tool_choice)
         if json_schema is not None and self._json_tools(messages, tools):
             raise LLMError("a request cannot ask for both a JSON reply and tool calls written as JSON")
-        mode = self._structured if json_schema is not None else "off"
+        mode = self.capabilities.structured_output if json_schema is not None else "off"
         started = time.perf_counter()
         while True:
             if json_schema is not None and mode != "off":
@@ -179,7 +185,7 @@ class OpenAILLM:
                 if mode == "off":
                     raise self._failed("chat", self.model, started, exc) from exc
                 # Endpoints without structured output refuse the request (400 or 422): one step lower.
-                weaker = _STRICTNESS[_STRICTNESS.index(mode) + 1]
+                weaker = STRICTNESS[STRICTNESS.index(mode) + 1]
                 _log.warning(
                     "%s: the endpoint refused response_format %s (HTTP %s); asking with %s",
                     self.model,
@@ -192,8 +198,8 @@ class OpenAILLM:
             except FAILURES as exc:
                 raise self._failed("chat", self.model, started, exc) from exc
             break
-        if json_schema is not None and _STRICTNESS.index(mode) > _STRICTNESS.index(self._structured):
-            self._structured = mode  # it worked one step lower: ask like this from now on
+        if json_schema is not None:
+            self.capabilities.accepted(mode)
         if self._json_tools(messages, tools):
             content, calls = self._read_tools(content, finish_reason, started)
         usage = server_usage or self._count(messages, content, calls)

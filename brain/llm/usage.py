@@ -1,12 +1,25 @@
-"""Token usage and latency of LLM calls, aggregated per session."""
+"""Token usage and latency of LLM calls: per client (`UsageLedger`, bounded), and per unit of work
+(`spending()`: every call made inside the block, by this task and the tasks it starts, and nobody else's)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections import deque
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["CallRecord", "SummaryStats", "Usage", "UsageLedger", "UsageTotals"]
+__all__ = [
+    "CallRecord",
+    "Spending",
+    "SummaryStats",
+    "Usage",
+    "UsageLedger",
+    "UsageTotals",
+    "spending",
+]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -58,41 +71,110 @@ class UsageTotals(BaseModel):
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    def __add__(self, other: UsageTotals) -> UsageTotals:
+        return UsageTotals(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            latency_s=self.latency_s + other.latency_s,
+        )
 
-class UsageLedger:
-    """Append-only record of calls, readable by callers at any time."""
+    def __sub__(self, other: UsageTotals) -> UsageTotals:
+        """What was spent since `other` (an earlier reading of the same totals)."""
+        return UsageTotals(
+            calls=self.calls - other.calls,
+            prompt_tokens=self.prompt_tokens - other.prompt_tokens,
+            completion_tokens=self.completion_tokens - other.completion_tokens,
+            latency_s=self.latency_s - other.latency_s,
+        )
+
+
+def _of(record: CallRecord) -> UsageTotals:
+    usage = record.usage
+    return UsageTotals(
+        calls=1,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        latency_s=record.latency_s,
+    )
+
+
+class Spending:
+    """What the calls of one unit of work spent (a turn, a fact batch), per model and kind of call."""
 
     def __init__(self) -> None:
-        self._records: list[CallRecord] = []
+        self._by: dict[tuple[str, str], UsageTotals] = {}
+
+    def add(self, record: CallRecord) -> None:
+        key = (record.model, record.kind)
+        self._by[key] = self._by.get(key, UsageTotals()) + _of(record)
+
+    @property
+    def calls(self) -> int:
+        return sum(t.calls for t in self._by.values())
+
+    def calls_of(self, *kinds: str) -> int:
+        """Calls of these kinds ("chat", "stream", "embed", "rerank")."""
+        return sum(t.calls for (_, kind), t in self._by.items() if kind in kinds)
+
+    def by_model(self) -> list[tuple[str, Usage, int]]:
+        """(model, tokens, calls) for each model called, by model."""
+        models: dict[str, UsageTotals] = {}
+        for (model, _), totals in self._by.items():
+            models[model] = models.get(model, UsageTotals()) + totals
+        return [
+            (m, Usage(prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens), t.calls)
+            for m, t in sorted(models.items())
+        ]
+
+
+_SPENDING: ContextVar[tuple[Spending, ...]] = ContextVar("brain_spending", default=())
+
+
+@contextlib.contextmanager
+def spending() -> Iterator[Spending]:
+    """Collect every LLM call made inside the block (by this task and the tasks it starts); blocks nest,
+    and each collects its calls. Safe across the `yield`s of a streamed turn: nothing is reset by token."""
+    spent, outer = Spending(), _SPENDING.get()
+    _SPENDING.set((*outer, spent))
+    try:
+        yield spent
+    finally:
+        _SPENDING.set(outer)
+
+
+class UsageLedger:
+    """A client's calls: running totals (overall and per model) and the newest `keep` records. Bounded,
+    however long the process runs. Every call recorded is also charged to the `spending()` blocks that
+    are open where it was made."""
+
+    def __init__(self, keep: int = 1_000) -> None:
+        self._recent: deque[CallRecord] = deque(maxlen=keep)
+        self._totals = UsageTotals()
+        self._models: dict[str, UsageTotals] = {}
 
     def record(self, record: CallRecord) -> None:
-        self._records.append(record)
+        self._recent.append(record)
+        self._totals = self._totals + _of(record)
+        self._models[record.model] = self._models.get(record.model, UsageTotals()) + _of(record)
+        for spent in _SPENDING.get():
+            spent.add(record)
 
     @property
     def records(self) -> tuple[CallRecord, ...]:
-        return tuple(self._records)
+        """The newest records (at most `keep`), oldest first."""
+        return tuple(self._recent)
 
-    def totals(self, since: int = 0) -> UsageTotals:
-        """Totals of the calls from index `since` on (pass an earlier `len(ledger)` to measure a span)."""
-        return _sum(self._records[since:])
+    def totals(self) -> UsageTotals:
+        """Every call so far (subtract an earlier reading to measure a span)."""
+        return self._totals
 
     def by_model(self) -> dict[str, UsageTotals]:
-        return {
-            m: _sum([r for r in self._records if r.model == m])
-            for m in sorted({r.model for r in self._records})
-        }
+        return dict(sorted(self._models.items()))
 
     def __len__(self) -> int:
-        return len(self._records)
-
-
-def _sum(records: list[CallRecord]) -> UsageTotals:
-    return UsageTotals(
-        calls=len(records),
-        prompt_tokens=sum(r.usage.prompt_tokens for r in records),
-        completion_tokens=sum(r.usage.completion_tokens for r in records),
-        latency_s=sum(r.latency_s for r in records),
-    )
+        """Calls recorded so far."""
+        return self._totals.calls
 
 
 class SummaryStats(BaseModel):

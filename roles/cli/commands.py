@@ -15,7 +15,7 @@ from brain.message import speaker
 from brain.search.index import IndexedDoc
 from roles.cli.graph import graph_text
 from roles.cli.progress import progress_to
-from roles.tiered import TieredAssistant
+from roles.modes import TieredMode
 
 if TYPE_CHECKING:
     from roles.cli.session import ChatSession
@@ -46,8 +46,8 @@ Command = Callable[["ChatSession", str], Awaitable[bool]]
 
 async def _memory(s: ChatSession, _: str) -> bool:
     m = await s.assistant.load_memory(s.user_id, s.chat_id)
-    if isinstance(s.assistant, TieredAssistant):
-        for block in await s.assistant.core_blocks(s.user_id):
+    if isinstance(s.assistant.mode, TieredMode):
+        for block in await s.assistant.mode.core_blocks(s.assistant.engine, s.user_id):
             s.say(f"core [{block.label}]: {block.value or '(empty)'}")
     totals = s.assistant.llm.usage.totals()
     s.say(f"summary: {m.historical_summary or '(none yet)'}")
@@ -189,6 +189,9 @@ async def _usage(s: ChatSession, _: str) -> bool:
         f"this chat, every session: {m.calls} answer calls, {m.usage.prompt_tokens} prompt + "
         f"{m.usage.completion_tokens} completion tokens"
     )
+    if (backend := s.assistant.runtime.backend) is not None:
+        for row in await backend.usage.rows(s.user_id, s.chat_id):  # answers, summaries, facts, graph
+            s.say(f"  {row.model}: {row.calls} calls, {row.prompt_tokens} + {row.completion_tokens} tokens")
     if s.assistant.memory_llm is not s.assistant.llm:
         spent = s.assistant.memory_llm.usage.totals()
         s.say(f"memory model: {spent.calls} calls, {spent.prompt_tokens} prompt tokens")
@@ -196,8 +199,8 @@ async def _usage(s: ChatSession, _: str) -> bool:
 
 
 async def _core(s: ChatSession, _: str) -> bool:
-    if (agent := _tiered(s)) is not None:
-        for block in await agent.core_blocks(s.user_id):
+    if (tiered := _tiered(s)) is not None:
+        for block in await tiered.core_blocks(s.assistant.engine, s.user_id):
             s.say(f"[{block.label}] {len(block.value)}/{block.limit} characters: {block.value or '(empty)'}")
     return True
 
@@ -207,8 +210,9 @@ async def _archival(s: ChatSession, arg: str) -> bool:
     if verb not in {"search", "add"} or not text.strip():
         s.say("usage: /archival search QUERY, or /archival add TEXT")
         return True
-    if (agent := _tiered(s)) is None:
+    if _tiered(s) is None:
         return True
+    agent = s.assistant
     archival = agent.tiers.archival(s.user_id)
     if verb == "add":
         doc = IndexedDoc(id=uuid.uuid4().hex, text=text.strip(), source="user")
@@ -241,9 +245,9 @@ async def _graph(s: ChatSession, arg: str) -> bool:
     return True
 
 
-def _tiered(s: ChatSession) -> TieredAssistant | None:
-    if isinstance(s.assistant, TieredAssistant):
-        return s.assistant
+def _tiered(s: ChatSession) -> TieredMode | None:
+    if isinstance(s.assistant.mode, TieredMode):
+        return s.assistant.mode
     s.say("this needs the tiered memory mode: set memory.mode: tiered")
     return None
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TextIO
 
 from brain.errors import BrainError, InputError
+from brain.llm.usage import spending
 from brain.logs import redact
 from roles.assistant import Assistant
 from roles.cli.commands import COMMANDS
@@ -85,13 +86,12 @@ class ChatSession:
             self.note("(your message is kept: /retry sends it again)")
 
     async def _stream(self, start: Callable[[], AsyncIterator[str]], text: str | None) -> None:
-        before = len(self.assistant.llm.usage)
         self.unsent = text
         began = time.monotonic()
         got_text = asyncio.Event()
         watcher = asyncio.create_task(self._watch(began, got_text))
         try:
-            with _retry_notes(self):
+            with _retry_notes(self), spending() as spent:
                 async for piece in start():
                     got_text.set()
                     self.out.write(piece)
@@ -103,7 +103,7 @@ class ChatSession:
         self.unsent, self.failed = None, False
         self.out.write("\n")
         self.out.flush()
-        self.turn_calls.append(len(self.assistant.llm.usage) - before)
+        self.turn_calls.append(spent.calls)
 
     async def _watch(self, began: float, got_text: asyncio.Event) -> None:
         wait = WAIT_FIRST_S

@@ -16,7 +16,16 @@ from brain.memory.erasure import ErasureReport
 from brain.memory.facts import AuditEvent, Fact
 from brain.memory.transfer import ConversationExport
 from roles.http.guard import authenticate
-from roles.service import AddResult, ChatInfo, ChatView, MemoryService, NewMessage, Scope, as_of_time
+from roles.service import (
+    AddResult,
+    ChatInfo,
+    ChatView,
+    MemoryService,
+    NewMessage,
+    Scope,
+    UsageReport,
+    as_of_time,
+)
 
 __all__ = ["router"]
 
@@ -227,6 +236,12 @@ async def erase_user(scope: Tenant, service: Service, confirm: bool = False) -> 
 @router.get("/core-blocks", tags=["memory"])
 async def core_blocks(scope: Tenant, service: Service) -> list[Block]:
     return await service.core_blocks(scope)
+
+
+@router.get("/usage", tags=["memory"])
+async def usage(scope: Tenant, service: Service) -> UsageReport:
+    """LLM calls and tokens spent for the key's user, per chat and model, and in all."""
+    return await service.usage(scope)
 
 
 @router.get("/graph", tags=["memory"])

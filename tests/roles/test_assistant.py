@@ -206,16 +206,18 @@ async def test_bad_input_is_refused_before_any_call_or_write(text: Any, message:
 
 async def test_each_mode_builds_from_settings(redis_server_url: str, tmp_path: Any) -> None:
     from brain import Settings
+    from roles.modes import BlocksMode, BrainMode, TieredMode
     from roles.tiered import TieredAssistant
 
     for mode, cls, expected in [
-        ("brain", Assistant, Assistant),
-        ("tiered", Assistant, TieredAssistant),  # the base class picks the mode's class
-        ("brain", TieredAssistant, TieredAssistant),  # a mode's class builds itself
+        ("brain", Assistant, BrainMode),
+        ("tiered", Assistant, TieredMode),  # the setting picks the strategy, nothing registers itself
+        ("blocks", Assistant, BlocksMode),
+        ("brain", TieredAssistant, TieredMode),  # the tiered convenience class is tiered whatever it says
     ]:
         settings = Settings.model_validate(
             {"home": str(tmp_path), "redis": {"url": redis_server_url}, "memory": {"mode": mode}}
         )
         async with cls.from_settings(settings, name="Mo") as built:
-            assert type(built) is expected and built.name == "Mo"
+            assert type(built) is cls and type(built.mode) is expected and built.name == "Mo"
             assert built.runtime.tiers is not None and built.store is built.runtime.store

@@ -13,7 +13,7 @@ from brain.memory.blocks.budget import message_tokens
 from brain.memory.erasure import user_keys
 from brain.settings import BlockSettings
 from brain.testing import ScriptedLLM, tool_calls
-from roles import Assistant, BlocksAssistant
+from roles import Assistant, BlocksAssistant, BlocksMode
 from roles.skills import Skills
 from tests.roles.test_assistant import WEATHER
 from tests.support.runtime import make_runtime
@@ -40,7 +40,7 @@ async def test_every_prompt_fits_the_limit_with_tool_rounds_and_the_blocks_remem
     memory_llm = ScriptedLLM([facts("Ann's locker code is 4417")] + [facts()] * 40)
     runtime = make_runtime(llm, client=redis_client, memory_settings=BLOCKS, memory_llm=memory_llm)
     assistant = Assistant.for_runtime(runtime, skills=Skills.load([WEATHER]))
-    assert isinstance(assistant, BlocksAssistant)
+    assert isinstance(assistant.mode, BlocksMode)
     assert await assistant.chat("ann", "c", "My locker code is 4417, remember it.") == "It is sunny in City0."
     for i in range(1, 25):
         await assistant.chat("ann", "c", f"What is the weather in City{i}? Tell me in detail please.")
@@ -83,7 +83,7 @@ async def test_retry_and_rewrite_reach_the_blocks_and_forget_erases_them(
 
 def test_blocks_mode_needs_redis() -> None:
     runtime = make_runtime(ScriptedLLM([]), store=InMemoryStore(), memory_settings=BLOCKS)
-    with pytest.raises(ConfigError, match="keeps its blocks in Redis"):
+    with pytest.raises(ConfigError, match="keeps its blocks in a backend"):
         Assistant.for_runtime(runtime)
 
 

@@ -18,7 +18,8 @@ from brain.testing import ScriptedLLM, tool_calls
 from roles.assistant import Assistant
 from roles.fact_worker import FactWorker
 from roles.memory_tools import MemoryTools
-from roles.tiered import TieredAssistant, recall_doc
+from roles.modes.tiered import recall_doc
+from roles.tiered import TieredAssistant
 from tests.support.runtime import make_runtime
 
 GRAPH_ON = MemorySettings(

@@ -14,6 +14,7 @@ from brain.memory.erasure import user_keys
 from brain.search.index import IndexedDoc
 from brain.testing import ScriptedCall, ScriptedLLM, tool_calls
 from roles.assistant import Assistant
+from roles.modes import TieredMode
 from roles.tiered import TieredAssistant
 from tests.support.runtime import make_runtime
 
@@ -96,7 +97,7 @@ async def test_forget_user_erases_every_tier(mode: str, redis_client: aioredis.R
         memory_settings=MemorySettings(mode=mode),  # type: ignore[arg-type]
     )
     agent = Assistant.for_runtime(runtime)
-    assert isinstance(agent, TieredAssistant) == (mode == "tiered")
+    assert isinstance(agent.mode, TieredMode) == (mode == "tiered")
     for user, chat in (("alice", "c1"), ("alice", "c2"), ("alice:c1", "x"), ("bob", "c1")):
         await agent.chat(user, chat, f"hello from {user}/{chat}")
     assert runtime.tiers is not None

@@ -91,6 +91,25 @@ async def test_chat_streams_server_sent_events_and_remembers(served: Served) -> 
     assert "Hi, I am Ann" in served.llm.calls[0].prompt_text
 
 
+async def test_usage_per_chat_and_model_is_readable_and_stays_the_users(served: Served) -> None:
+    served.llm.add("Hello Ann.")
+    served.llm.add("Hello again.")
+    served.llm.add("Hi Bob.")
+    async with served.client(await served.key("ann")) as ann, served.client(await served.key("bob")) as bob:
+        for chat in ("c1", "c2"):
+            reply = await ann.post("/v1/chat", json={"chat_id": chat, "text": "Hi", "stream": False})
+            assert reply.status_code == 200
+        await bob.post("/v1/chat", json={"chat_id": "c1", "text": "Hi", "stream": False})
+        mine, theirs = (await ann.get("/v1/usage")).json(), (await bob.get("/v1/usage")).json()
+    model = served.llm.model
+    assert [(r["chat_id"], r["model"], r["calls"]) for r in mine["rows"]] == [
+        ("c1", model, 1),
+        ("c2", model, 1),
+    ]
+    assert mine["calls"] == 2 and mine["prompt_tokens"] == sum(r["prompt_tokens"] for r in mine["rows"]) > 0
+    assert [(r["chat_id"], r["calls"]) for r in theirs["rows"]] == [("c1", 1)]
+
+
 async def test_a_failing_model_is_an_http_error_and_the_question_stays_pending(served: Served) -> None:
     from brain.errors import LLMError
 

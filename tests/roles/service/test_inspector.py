@@ -68,6 +68,10 @@ async def test_the_page_shows_a_users_memory_and_rolls_back_from_the_page(
     await expect(page.locator("#chats")).to_contain_text("tea")
     await page.click("#chats a")
     await expect(page.locator("#chat")).to_contain_text("Lily: Noted: oolong tea.")
+    usage = page.locator("#usage tbody tr")
+    await expect(usage).to_have_count(2)  # the chat's row, then all chats
+    await expect(usage.first).to_contain_text("tea")
+    await expect(usage.last).to_contain_text("all chats")
     assert "Bob's secret plan" not in await page.content()
 
     await page.check("#retired")

@@ -1,0 +1,238 @@
+"""`TurnEngine`: one object answering any number of users and chats at once.
+
+It holds only what every call shares (the runtime, persona, skills, the talk action, the memory mode); each
+call's state is a local `Turn` passed along. Turns of one chat in this process run one at a time (a lock
+that exists only while the chat is busy); other processes may serve the same chat, since memory is loaded
+per turn and appends are idempotent.
+
+One LLM call per ordinary turn; summaries only when the budget says so. Input is checked before any write or
+LLM call; a failed turn leaves memory as it was and the user's text pending (`retry_stream` answers it).
+What a turn spends (calls and tokens, per model) is returned with it and added to the user's usage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+
+from actions.base import Persona
+from actions.summarizer import Summarizer
+from actions.talk import Refit, TalkAction
+from brain import telemetry
+from brain.errors import BrainError, ConfigError, InputError, StoreError
+from brain.keys import raw_id
+from brain.llm.protocol import LLM, ChatMessage, TextDelta
+from brain.llm.tokens import Tokenizer
+from brain.llm.usage import Spending, spending
+from brain.memory.brain_memory import BrainMemory
+from brain.memory.graph import graph_links
+from brain.memory.tiers import Tiers
+from brain.memory.usage import record_spending
+from brain.memory.window import Window
+from brain.message import Message, check_text
+from brain.runtime import Runtime
+from brain.search.analysis import searchable
+from brain.storage.conversation import Conversation
+from roles.locks import KeyedLocks
+from roles.modes.brain import BrainMode
+from roles.skills import Skills
+from roles.turn import Turn
+
+__all__ = ["TurnEngine"]
+
+_log = logging.getLogger("brain.assistant")
+
+
+class TurnEngine:
+    """Turns for every user and chat of one runtime, in the memory `mode` (a strategy, `roles.modes`)."""
+
+    def __init__(
+        self, runtime: Runtime, mode: BrainMode, *, persona: Persona, skills: Skills | None = None
+    ) -> None:
+        mode.check(runtime)
+        self.runtime, self.mode, self.persona = runtime, mode, persona
+        self.memory_settings = runtime.settings.memory
+        self.context_window = runtime.settings.llm.context_window
+        self.skills = skills or Skills()
+        self.talk_action = TalkAction(
+            self.skills.specs,
+            self.skills.invoke if self.skills else None,
+            self.memory_settings.max_tool_steps,
+        )
+        self.summarizer = Summarizer.from_settings(
+            runtime.memory_llm, runtime.tokenizer, self.memory_settings
+        )
+        self._locks = KeyedLocks()
+
+    @property
+    def llm(self) -> LLM:
+        return self.runtime.llm
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return self.runtime.tokenizer
+
+    @property
+    def speaker(self) -> str:
+        return self.persona.name
+
+    @property
+    def window(self) -> Window:
+        """The prompt's history window: every unsummarized turn must fit in it."""
+        return Window.of(self.memory_settings, self.context_window)
+
+    @property
+    def tiers(self) -> Tiers:
+        """The memory tiers (core blocks, archival, recall, facts, graph): `ConfigError` without a backend."""
+        if self.runtime.tiers is None:
+            raise ConfigError("memory beyond chats (facts, core blocks, archival, recall) needs a backend")
+        return self.runtime.tiers
+
+    @property
+    def busy_chats(self) -> int:
+        """Chats with a call running or waiting in this process (the lock table's size)."""
+        return len(self._locks)
+
+    # ------------------------------------------------------------------ memory
+
+    async def load_memory(
+        self, user_id: str | bytes, chat_id: str | bytes, *, pending: str | None = None
+    ) -> BrainMemory:
+        """(user_id, chat_id)'s memory, loaded fresh from the store; the caller keeps it. `pending` is saved
+        as the text waiting for an answer in the same call."""
+        return await BrainMemory.loads(
+            self.runtime.store,
+            user_id,
+            chat_id,
+            settings=self.memory_settings,
+            tokenizer=self.tokenizer,
+            pending=pending,
+        )
+
+    def lock(self, user_id: str | bytes, chat_id: str | bytes) -> AbstractAsyncContextManager[None]:
+        """The chat's lock: calls on one chat in this process run one at a time."""
+        return self._locks.hold((raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id")))
+
+    @contextlib.asynccontextmanager
+    async def chat_memory(
+        self, user_id: str | bytes, chat_id: str | bytes, pending: str | None = None
+    ) -> AsyncIterator[BrainMemory]:
+        """Hold the chat's lock and load its memory (saving `pending` as the text to answer)."""
+        async with self.lock(user_id, chat_id):
+            yield await self.load_memory(user_id, chat_id, pending=pending)
+
+    # ------------------------------------------------------------------ turns
+
+    async def chat(self, user_id: str, chat_id: str, text: str) -> str:
+        """One turn for (user_id, chat_id); the whole answer."""
+        return "".join([piece async for piece in self.chat_stream(user_id, chat_id, text)])
+
+    async def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
+        """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text."""
+        Conversation(user_id, chat_id)
+        text = check_text(text, self.memory_settings.max_message_bytes)
+        async with self.chat_memory(user_id, chat_id, pending=text) as memory:  # saved at once: a crash or
+            async for piece in self._turn(memory):  # a failed call keeps it pending
+                yield piece
+
+    async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:
+        """Answer the pending text of a failed turn; else take back the last answer and its question (the
+        newest two turns not taken back, even when a summary already covers them) and answer that question
+        again. `InputError` when there is nothing to retry."""
+        async with self.chat_memory(user_id, chat_id) as memory:
+            if memory.last_talk is None:
+                last = [t.message for t in await memory.last_turns(2)]
+                if len(last) < 2 or last[-1].role != "assistant" or last[-2].role != "user":
+                    raise InputError("nothing to retry")
+                question = last[-2].content
+                await self.mode.take_back(self, memory, 2)
+                memory.set_last_talk(question)
+                await memory.dumps()
+            async for piece in self._turn(memory):
+                yield piece
+
+    async def _turn(self, memory: BrainMemory) -> AsyncIterator[str]:
+        with spending() as spent:  # every call made for this turn: summaries, tools, the answer
+            text = await self.mode.refine(self, memory)
+            if text is None:
+                return
+            turn = Turn(memory=memory, text=text)
+            try:
+                with telemetry.span("brain.turn", {"brain.memory.mode": self.mode.name}) as span:
+                    async for piece in self.mode.answer(self, turn):
+                        turn.pieces.append(piece)
+                        yield piece
+                    await self._commit(turn)
+                    if span is not None:
+                        span.set_attribute("brain.turn.llm_calls", turn.calls)
+                        span.set_attribute("gen_ai.usage.input_tokens", turn.usage.prompt_tokens)
+                        span.set_attribute("gen_ai.usage.output_tokens", turn.usage.completion_tokens)
+            except BaseException as exc:
+                if isinstance(exc, Exception):
+                    telemetry.count_error("turn")
+                memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
+                await self.record_usage(memory.user_id, memory.chat_id, spent)  # failed calls cost too
+                raise
+        await self.record_usage(memory.user_id, memory.chat_id, spent)
+
+    async def summarize(self, memory: BrainMemory) -> None:
+        """Fold the oldest unsummarized turns into the summary, keeping `keep_recent_share` of the window; a
+        failure is logged and tried again next turn (the answer can still be given from the window)."""
+        keep = self.window.share(self.memory_settings.keep_recent_share)
+        try:
+            await memory.summarize(self.summarizer, self.memory_settings.summary_max_words, keep_recent=keep)
+        except BrainError as exc:
+            _log.warning("summarizing a chat failed, will retry next turn: %s", exc)
+
+    async def talk(
+        self, turn: Turn, prompt: list[ChatMessage], refit: Refit | None = None
+    ) -> AsyncIterator[str]:
+        """The talk action's answer for `turn`, as it streams (tool rounds go to `turn.trail`)."""
+        async for event in self.talk_action.stream(self.llm, prompt, trail=turn.trail, refit=refit):
+            if isinstance(event, TextDelta):
+                yield event.text
+                continue
+            turn.spend(event)
+            if not event.tool_calls and not turn.pieces and event.content:
+                yield event.content  # a model that answered without streaming text
+
+    async def relevant_facts(self, user_id: str | bytes, text: str) -> list[str]:
+        """The user's current facts relevant to `text`, for the prompt (none when facts are off)."""
+        facts = self.memory_settings.facts
+        if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
+            return []
+        tiers, graph = self.runtime.tiers, self.memory_settings.graph
+        found = await tiers.facts.search(user_id, text, limit=facts.prompt_facts)
+        if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
+            links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
+            if links:
+                found = await tiers.facts.search(user_id, text, limit=facts.prompt_facts, linked=links)
+        return [f.text for f in found]
+
+    async def queue_facts(self, memory: BrainMemory) -> None:
+        """Hand the chat's new turns to the fact workers (one write). A failure only delays them: the next
+        turn's entry covers these turns too."""
+        if not self.memory_settings.facts.enabled or self.runtime.tiers is None:
+            return
+        try:
+            await self.runtime.tiers.fact_queue.push(memory.user_id, memory.chat_id, memory.turn_count)
+        except StoreError as exc:
+            _log.warning("queueing turns for fact extraction failed (the next turn retries): %s", exc)
+
+    async def record_usage(self, user_id: str | bytes, chat_id: str | bytes, spent: Spending) -> None:
+        """Add what was spent to the user's usage in the backend (per chat and model)."""
+        usage = self.runtime.backend.usage if self.runtime.backend is not None else None
+        await record_spending(usage, user_id, chat_id, spent)
+
+    async def _commit(self, turn: Turn) -> None:
+        """Store the question and the answer in one atomic write (clears the pending talk)."""
+        turn.memory.add_usage(turn.calls, turn.usage)
+        turn.memory.add_talk(Message(content=turn.text, sent_from="user"))
+        turn.memory.add_answer(
+            Message(content="".join(turn.pieces), sent_from=self.speaker, cause_by="TalkAction")
+        )
+        await turn.memory.dumps()
+        await self.queue_facts(turn.memory)
+        await self.mode.committed(self, turn)

@@ -1,0 +1,286 @@
+"""`TieredMode`: MemGPT's idea as a mode of the turn engine. The model manages its own memory with tools:
+core memory blocks always in view, archival memory and recall memory (every past turn) searchable.
+
+The system prompt never changes (provider prompt caching keeps working); core memory follows it as a
+separate system message. Tool steps chain through `request_heartbeat` up to `memory.max_tool_steps`; what
+the model says through `send_message` streams as it arrives. The prompt is fitted to the context window
+(oldest turns out first, tool calls with their results) and the model is warned when it passes
+`memory.pressure_share` of the window.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, ClassVar
+
+from actions.memgpt import MEMGPT_INSTRUCTIONS, stream_step
+from actions.talk import render_talk
+from brain.errors import ConfigError, LLMError
+from brain.keys import agent_scope, shared_scope, user_scope
+from brain.llm.protocol import ChatMessage, Completion
+from brain.memory.brain_memory import BrainMemory
+from brain.memory.context import fit_prompt, pressure_note, prompt_tokens
+from brain.memory.core import Block, ensure_blocks, render_blocks
+from brain.memory.graph import graph_links
+from brain.message import Message, speaker
+from brain.progress import Progress, report
+from brain.runtime import Runtime
+from brain.search.analysis import searchable
+from brain.search.index import IndexedDoc
+from roles.memory_tools import MemoryTools
+from roles.modes.brain import BrainMode
+from roles.turn import Host, Turn
+
+__all__ = ["DEFAULT_BLOCKS", "MEMGPT_INSTRUCTIONS", "TieredMode", "recall_doc"]
+
+_log = logging.getLogger("brain.tiered")
+
+DEFAULT_BLOCKS = (
+    Block(
+        label="persona",
+        value="I am a helpful assistant who remembers.",
+        limit=2_000,
+        description="who you are",
+    ),
+    Block(label="human", value="", limit=2_000, description="what you know about the user"),
+)
+
+
+def recall_doc(message: Message) -> IndexedDoc:
+    """A turn as recall memory indexes it."""
+    return IndexedDoc(
+        id=message.id,
+        text=f"{speaker(message)}: {message.content}",
+        ts=message.created_at.timestamp(),
+        tags=(message.role,),
+    )
+
+
+class TieredMode(BrainMode):
+    """MemGPT memory tiers, stored in the runtime's backend (`runtime.tiers`). `blocks` are the core blocks'
+    defaults; `shared_blocks` maps a label to the name of a scope shared with other agents."""
+
+    name: ClassVar[str] = "tiered"
+
+    def __init__(
+        self, *, blocks: Sequence[Block] = DEFAULT_BLOCKS, shared_blocks: dict[str, str] | None = None
+    ) -> None:
+        self.blocks = tuple(blocks)
+        self.shared_blocks = dict(shared_blocks or {})
+
+    def check(self, runtime: Runtime) -> None:
+        if runtime.tiers is None:
+            raise ConfigError(
+                "memory.mode tiered keeps core, archival and recall memory in a backend; it needs one"
+            )
+
+    def scopes(self, host: Host, user_id: str | bytes) -> dict[str, bytes]:
+        """Where each block lives: persona with the agent, the others with the user, shared ones as set."""
+        scopes = {b.label: user_scope(user_id) for b in self.blocks}
+        scopes["persona"] = agent_scope(host.persona.name)
+        return {**scopes, **{label: shared_scope(name) for label, name in self.shared_blocks.items()}}
+
+    def tools(self, host: Host, user_id: str | bytes, chat_id: str | bytes) -> MemoryTools:
+        tiers = host.tiers
+        return MemoryTools(
+            tiers.core,
+            self.scopes(host, user_id),
+            tiers.archival(user_id),
+            tiers.recall(user_id, chat_id),
+            embed=tiers.embed,
+            linked=lambda query, vector: self.linked_turns(host, user_id, query, vector, chat_id),
+            graph=(lambda entity, as_of: self.graph_lookup(host, user_id, entity, as_of))
+            if host.memory_settings.graph.enabled
+            else None,
+        )
+
+    async def linked_turns(
+        self,
+        host: Host,
+        user_id: str | bytes,
+        query: str,
+        vector: Sequence[float] | None = None,
+        chat_id: str | bytes | None = None,
+    ) -> list[str]:
+        """The turns that the user's current facts matching `query` were learned from (none when facts
+        are off), so that conversation search finds a turn through what was learned from it; with graph
+        memory, also the turns linked to what the query and the chat's best hits are about
+        (`graph_links`)."""
+        memory, linked, tiers = host.memory_settings, [], host.tiers
+        found = []
+        if memory.facts.enabled:
+            found = await tiers.facts.search(user_id, query, limit=5, vector=vector)
+            linked = [turn for fact in found for turn in fact.source_turns]
+        if memory.graph.enabled and chat_id is not None:
+            seeds = [f.id for f in found]
+            if memory.graph.seeds and searchable(query):
+                hits, _ = await tiers.recall(user_id, chat_id).search(
+                    query, limit=memory.graph.seeds, vector=vector, ids_only=True
+                )
+                seeds = [h.doc.id for h in hits] + seeds
+            linked += await graph_links(tiers.graph, user_id, query, seeds, memory.graph)
+        return list(dict.fromkeys(linked))
+
+    async def graph_lookup(
+        self, host: Host, user_id: str | bytes, entity: str, as_of: float | None
+    ) -> dict[str, Any]:
+        """What graph memory holds about `entity` (by name or alias): its relations, current or as of a
+        moment, each as "A -relation-> B"."""
+        graph = host.tiers.graph
+        found = await graph.resolve(user_id, [entity])
+        if not found:
+            return {"entity": entity, "found": False}
+        centre = next(iter(found.values()))
+        around = await graph.neighbourhood(
+            user_id, [centre], as_of=as_of, limit=host.memory_settings.graph.neighbours or 20
+        )
+        known = around.entities.get(centre)
+        return {
+            "entity": known.name if known else entity,
+            "type": known.type if known else "thing",
+            "aliases": list(known.aliases) if known else [],
+            "relations": around.lines(),
+        }
+
+    async def core_blocks(self, host: Host, user_id: str | bytes) -> list[Block]:
+        """The blocks in view for `user_id`, each default created where it does not exist yet."""
+        scopes, core = self.scopes(host, user_id), host.tiers.core
+        by_scope: dict[bytes, list[Block]] = {}
+        for block in self.blocks:
+            by_scope.setdefault(scopes[block.label], []).append(block)
+        found: list[Block] = []
+        for scope, defaults in by_scope.items():
+            ensured = await ensure_blocks(core, scope, defaults)
+            found += [b for b in ensured if scopes.get(b.label) == scope]
+        for label, name in self.shared_blocks.items():
+            found += [b for b in await core.list(shared_scope(name)) if b.label == label and b not in found]
+        return found
+
+    async def refine(self, host: Host, memory: BrainMemory) -> str | None:
+        """As brain mode does, and also: index turns recall memory has not seen (written in brain mode or
+        by another process), and summarize before the prompt would overflow the window."""
+        await self.sync_recall(host, memory)
+        head = host.tokenizer.count(render_blocks(await self.core_blocks(host, memory.user_id))) + 600
+        if memory.window_tokens + head + host.memory_settings.reply_tokens > host.context_window:
+            await host.summarize(memory)
+        return await super().refine(host, memory)
+
+    async def take_back(self, host: Host, memory: BrainMemory, n: int) -> list[Message]:
+        """As brain mode does; the turns also leave recall memory."""
+        taken = await super().take_back(host, memory, n)
+        recall = host.tiers.recall(memory.user_id, memory.chat_id)
+        for message in taken:
+            await recall.delete(message.id)
+        return taken
+
+    async def written(self, host: Host, memory: BrainMemory, progress: Progress | None = None) -> None:
+        await self.sync_recall(host, memory, progress)
+
+    async def sync_recall(self, host: Host, memory: BrainMemory, progress: Progress | None = None) -> int:
+        """Index the stored turns recall memory has not seen yet (with vectors when embeddings are on):
+        turns of this process, of other processes, or written before the tiered mode. Returns how many.
+        `progress` is told the turns indexed (a backfill of many turns: an import, a switch to tiered)."""
+        tiers = host.tiers
+        recall = tiers.recall(memory.user_id, memory.chat_id)
+        marker = await recall.get_source("turns") or {"upto": 0}
+        upto, added = int(marker["upto"]), 0
+        if upto > memory.turn_count:  # the chat was deleted and started again behind recall's back
+            await recall.drop()
+            upto = 0
+        first, task = upto, "indexing for recall"
+        report(progress, task, 0, memory.turn_count - first, "turns")
+        while upto < memory.turn_count:
+            turns = await memory.read_history(upto + 1, 500)
+            if not turns:
+                break
+            docs = [recall_doc(t.message) for t in turns if not t.hidden]
+            vectors = (
+                await tiers.embed([recall.indexed_text(d) for d in docs])
+                if tiers.embed is not None and docs
+                else None
+            )
+            added += await recall.add_many(docs, vectors)
+            upto = turns[-1].seq
+            await recall.set_source("turns", {"upto": upto})
+            report(progress, task, upto - first, memory.turn_count - first, "turns")
+        return added
+
+    async def answer(self, host: Host, turn: Turn) -> AsyncIterator[str]:
+        memory, settings, window = turn.memory, host.memory_settings, host.context_window
+        tools = self.tools(host, memory.user_id, memory.chat_id)
+        base = render_talk(
+            persona=host.persona,
+            text=turn.text,
+            tokenizer=host.tokenizer,
+            history_budget=int(window * settings.prompt_history_share),
+            knowledge=memory.get_knowledge(),
+            summary=memory.historical_summary,
+            history=memory.history,
+            history_tokens=memory.history_tokens,
+            facts=await host.relevant_facts(memory.user_id, turn.text),
+        )
+        system = base[0].model_copy(update={"content": f"{base[0].content}\n{MEMGPT_INSTRUCTIONS}"})
+        core = ChatMessage(role="system", content=render_blocks(await self.core_blocks(host, memory.user_id)))
+        head = [system, core, *(m for m in base[1:] if m.role == "system")]
+        messages = head + [m for m in base[1:] if m.role != "system"]
+        specs = tools.specs + host.skills.specs
+        for step in range(settings.max_tool_steps + 1):
+            if step:  # memory edits show up in the next step's core memory message
+                messages[1] = ChatMessage(
+                    role="system", content=render_blocks(await self.core_blocks(host, memory.user_id))
+                )
+            prompt = _fit(host, messages, len(head))
+            said: dict[int, str] = {}
+            completion: Completion | None = None
+            last = step == settings.max_tool_steps
+            async for event in stream_step(
+                host.llm, prompt, () if last else specs, said, separate=bool(turn.pieces)
+            ):
+                if isinstance(event, Completion):
+                    completion = event
+                    turn.spend(event)
+                else:
+                    yield event
+            assert completion is not None
+            if not completion.tool_calls:
+                break
+            messages.append(completion.as_message())
+            heartbeat = False
+            for index, call in enumerate(completion.tool_calls):
+                if tools.handles(call.name):
+                    outcome = await tools.invoke(call)
+                    heartbeat |= outcome.heartbeat
+                    result = outcome.result
+                    streamed = said.get(index, "")
+                    if outcome.message is not None and outcome.message.startswith(streamed):
+                        rest = outcome.message[len(streamed) :]
+                        if rest:  # what the stream could not show as it came
+                            yield ("\n\n" if turn.pieces and not streamed else "") + rest
+                else:
+                    result, heartbeat = await host.skills.invoke(call), True
+                messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=result))
+            if not heartbeat and "".join(turn.pieces).strip():
+                break  # without a word to the user yet, the model gets another step (the last has no tools)
+        if not "".join(turn.pieces).strip():
+            raise LLMError(f"{host.llm.model}: the turn ended without a message to the user")
+
+    async def committed(self, host: Host, turn: Turn) -> None:
+        await self.sync_recall(host, turn.memory)
+
+
+def _fit(host: Host, messages: list[ChatMessage], head: int) -> list[ChatMessage]:
+    """The prompt within the context window (oldest turns out first), with a memory-pressure warning when
+    it passes `memory.pressure_share` of the window."""
+    window, settings, tokenizer = host.context_window, host.memory_settings, host.tokenizer
+    prompt = fit_prompt(messages, window, tokenizer, head=head, reserve=settings.reply_tokens)
+    note = pressure_note(prompt_tokens(prompt, tokenizer), window, settings.pressure_share)
+    if note is None:
+        return prompt
+    return fit_prompt(
+        [*prompt[:head], note, *prompt[head:]],
+        window,
+        tokenizer,
+        head=head + 1,
+        reserve=settings.reply_tokens,
+    )

@@ -1,0 +1,77 @@
+"""What one turn is while it runs (`Turn`, a value passed along, never kept on a shared object), and what a
+memory mode may use of the engine that runs it (`Host`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from actions.base import Persona
+from actions.talk import Refit
+from brain.llm.protocol import LLM, ChatMessage, Completion
+from brain.llm.tokens import Tokenizer
+from brain.llm.usage import Usage
+from brain.memory.brain_memory import BrainMemory
+from brain.memory.tiers import Tiers
+from brain.memory.window import Window
+from brain.runtime import Runtime
+from brain.settings import MemorySettings
+from roles.skills import Skills
+
+__all__ = ["Host", "Turn"]
+
+
+@dataclass
+class Turn:
+    """One call's state: whose memory, what to answer, and the reply as it is produced."""
+
+    memory: BrainMemory
+    text: str
+    pieces: list[str] = field(default_factory=list)
+    trail: list[ChatMessage] = field(default_factory=list)  # the turn's tool rounds (block memory keeps them)
+    calls: int = 0
+    usage: Usage = field(default_factory=lambda: Usage(prompt_tokens=0, completion_tokens=0))
+
+    def spend(self, completion: Completion) -> None:
+        """Count what one LLM call of this turn cost."""
+        self.calls += 1
+        self.usage += completion.usage
+
+
+class Host(Protocol):
+    """The engine as a memory mode sees it: shared parts (never per-call state) and the steps every mode
+    shares."""
+
+    runtime: Runtime
+    persona: Persona
+    skills: Skills
+    memory_settings: MemorySettings
+    context_window: int
+
+    @property
+    def llm(self) -> LLM: ...
+
+    @property
+    def tokenizer(self) -> Tokenizer: ...
+
+    @property
+    def speaker(self) -> str: ...
+
+    @property
+    def window(self) -> Window: ...
+
+    @property
+    def tiers(self) -> Tiers:
+        """The memory tiers; `ConfigError` without a backend."""
+        ...
+
+    async def summarize(self, memory: BrainMemory) -> None:
+        """Fold the oldest unsummarized turns into the summary; a failure is logged, the turn goes on."""
+        ...
+
+    async def relevant_facts(self, user_id: str | bytes, text: str) -> list[str]: ...
+
+    def talk(self, turn: Turn, prompt: list[ChatMessage], refit: Refit | None = None) -> AsyncIterator[str]:
+        """The talk action's answer for `turn`, as it streams (tool rounds go to `turn.trail`)."""
+        ...
