@@ -125,7 +125,9 @@ async def single_chat(assistant: Assistant, turns: int = 1_000) -> tuple[float, 
 
 async def main() -> None:
     with local_redis() as (url, server):
-        settings = Settings.model_validate({"redis": {"url": url}, "llm": {"model": "gpt-4o-mini"}})
+        settings = Settings.model_validate(  # the framework alone: no embedded embedder even when installed
+            {"redis": {"url": url}, "llm": {"model": "gpt-4o-mini"}, "local": {"embedder": "off"}}
+        )
         async with open_runtime(settings, llm=EchoLLM()) as runtime:
             assistant = Assistant.for_runtime(runtime)
             await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [])

@@ -164,6 +164,7 @@ def settings_for(url: str, *, facts: bool, prefix: str, **memory: Any) -> Settin
         {
             "redis": {"url": url, "key_prefix": prefix},
             "memory": {"facts": {"enabled": facts}, **memory},
+            "local": {"embedder": "off"},  # scripted models only: no embedded embedder even when installed
         }
     )
 
@@ -239,6 +240,7 @@ async def crash(url: str) -> bool:
         {
             "redis": {"url": url, "key_prefix": "crash"},
             "memory": {"facts": {"enabled": True, "reclaim_seconds": 0.5, "in_process_worker": False}},
+            "local": {"embedder": "off"},
         }
     )
     memory_llm = ScriptedLLM([extractor] * 10)

@@ -84,7 +84,7 @@ async def main() -> None:
     try:
         with local_redis() as (redis_url, redis_server):
             settings = Settings.model_validate(
-                {"redis": {"url": redis_url}, "llm": llm_settings.model_dump()}
+                {"redis": {"url": redis_url}, "llm": llm_settings.model_dump(), "local": {"embedder": "off"}}
             )
             raw_client = openai.AsyncOpenAI(base_url=url, api_key="sk-bench", max_retries=0)
             async with (

@@ -236,6 +236,7 @@ async def main() -> None:
             "OPENAI_API_KEY": "sk-bench",
             "BRAIN_REDIS_URL": redis_url,
             "BRAIN_CONFIG": "/dev/null",
+            "BRAIN_LOCAL_EMBEDDER": "off",  # the service alone: no embedded embedder even when installed
         }
         with process([sys.executable, "-c", MODEL, str(port)], env):
             client = TranslatingRedis.from_url(redis_url)

@@ -3,7 +3,7 @@
 User and chat ids are encoded (base64url, or a SHA-256 digest for long ids) so that no id can break a key,
 match a glob, or collide with another tenant's keys. Each namespace is one hash tag (one Cluster slot):
 
-- conversation (turns, ids, knowledge, hidden turns, meta: summary, title, usage): `P:{U.C}:<part>`
+- conversation (turns, ids, knowledge, hidden turns, meta: summary, title; usage per model): `P:{U.C}:<part>`
 - recall memory of a conversation (BM25 postings, vectors): `P:{r.U.C}:<part>`
 - archival memory of a user: `P:{idx.<enc("archival:" user)>}:<part>`
 - core memory blocks of a scope (a user, an agent, a shared name): `P:{core.<enc(scope)>}:blocks`
@@ -130,8 +130,13 @@ class ConversationKeys(BaseModel):
         return f"{self.base}:hidden"
 
     @property
-    def all(self) -> tuple[str, str, str, str, str]:
-        return (self.meta, self.turns, self.ids, self.knowledge, self.hidden)
+    def usage(self) -> str:
+        """Hash: LLM calls and tokens spent for the chat, per model (`brain.storage.UsageStore`)."""
+        return f"{self.base}:usage"
+
+    @property
+    def all(self) -> tuple[str, str, str, str, str, str]:
+        return (self.meta, self.turns, self.ids, self.knowledge, self.hidden, self.usage)
 
 
 def conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> ConversationKeys:

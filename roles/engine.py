@@ -29,7 +29,7 @@ from brain.llm.usage import Spending, spending
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.graph import graph_links
 from brain.memory.tiers import Tiers
-from brain.memory.usage import record_spending
+from brain.memory.usage import model_usage, record_spending
 from brain.memory.window import Window
 from brain.message import Message, check_text
 from brain.runtime import Runtime
@@ -154,9 +154,12 @@ class TurnEngine:
                 yield piece
 
     async def _turn(self, memory: BrainMemory) -> AsyncIterator[str]:
-        with spending() as spent:  # every call made for this turn: summaries, tools, the answer
+        # Every call made for the turn (summaries, tools, the answer) is stored with the turn itself;
+        # calls a turn makes after its write, or a failed turn's, cost a write of their own.
+        with spending() as spent:
             text = await self.mode.refine(self, memory)
             if text is None:
+                await self.record_usage(memory.user_id, memory.chat_id, spent)
                 return
             turn = Turn(memory=memory, text=text)
             try:
@@ -164,7 +167,7 @@ class TurnEngine:
                     async for piece in self.mode.answer(self, turn):
                         turn.pieces.append(piece)
                         yield piece
-                    await self._commit(turn)
+                    await self._commit(turn, spent)
                     if span is not None:
                         span.set_attribute("brain.turn.llm_calls", turn.calls)
                         span.set_attribute("gen_ai.usage.input_tokens", turn.usage.prompt_tokens)
@@ -175,7 +178,6 @@ class TurnEngine:
                 memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
                 await self.record_usage(memory.user_id, memory.chat_id, spent)  # failed calls cost too
                 raise
-        await self.record_usage(memory.user_id, memory.chat_id, spent)
 
     async def summarize(self, memory: BrainMemory) -> None:
         """Fold the oldest unsummarized turns into the summary, keeping `keep_recent_share` of the window; a
@@ -226,13 +228,18 @@ class TurnEngine:
         usage = self.runtime.backend.usage if self.runtime.backend is not None else None
         await record_spending(usage, user_id, chat_id, spent)
 
-    async def _commit(self, turn: Turn) -> None:
-        """Store the question and the answer in one atomic write (clears the pending talk)."""
-        turn.memory.add_usage(turn.calls, turn.usage)
-        turn.memory.add_talk(Message(content=turn.text, sent_from="user"))
-        turn.memory.add_answer(
+    async def _commit(self, turn: Turn, spent: Spending) -> None:
+        """Store the question, the answer and what the turn spent in one atomic write (clears the pending
+        talk); then what follows the write (the fact queue, the mode's own work), whose calls are counted
+        on their own."""
+        memory = turn.memory
+        memory.add_usage(turn.calls, turn.usage, model_usage(spent))
+        memory.add_talk(Message(content=turn.text, sent_from="user"))
+        memory.add_answer(
             Message(content="".join(turn.pieces), sent_from=self.speaker, cause_by="TalkAction")
         )
-        await turn.memory.dumps()
-        await self.queue_facts(turn.memory)
+        await memory.dumps()
+        spent.clear()  # written with the turn: a failure after this point does not count it again
+        await self.queue_facts(memory)
         await self.mode.committed(self, turn)
+        await self.record_usage(memory.user_id, memory.chat_id, spent)

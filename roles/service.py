@@ -138,7 +138,7 @@ class MemoryService:
     @property
     def tiers(self) -> Tiers:
         if self.runtime.tiers is None:
-            raise InputError("memory beyond chats needs Redis")
+            raise InputError("memory beyond chats needs a backend (Redis, or memory)")
         return self.runtime.tiers
 
     # ------------------------------------------------------------------ facts

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections import deque
-from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Literal
 
@@ -89,58 +87,80 @@ class UsageTotals(BaseModel):
         )
 
 
-def _of(record: CallRecord) -> UsageTotals:
-    usage = record.usage
-    return UsageTotals(
-        calls=1,
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        latency_s=record.latency_s,
-    )
+class _Sums:
+    """Running sums of calls (plain numbers: counted on every call, read rarely)."""
+
+    __slots__ = ("calls", "completion", "latency", "prompt")
+
+    def __init__(self) -> None:
+        self.calls, self.prompt, self.completion, self.latency = 0, 0, 0, 0.0
+
+    def add(self, record: CallRecord) -> None:
+        self.calls += 1
+        self.prompt += record.usage.prompt_tokens
+        self.completion += record.usage.completion_tokens
+        self.latency += record.latency_s
+
+    def totals(self) -> UsageTotals:
+        return UsageTotals(
+            calls=self.calls,
+            prompt_tokens=self.prompt,
+            completion_tokens=self.completion,
+            latency_s=self.latency,
+        )
 
 
 class Spending:
     """What the calls of one unit of work spent (a turn, a fact batch), per model and kind of call."""
 
     def __init__(self) -> None:
-        self._by: dict[tuple[str, str], UsageTotals] = {}
+        self._by: dict[tuple[str, str], _Sums] = {}
 
     def add(self, record: CallRecord) -> None:
         key = (record.model, record.kind)
-        self._by[key] = self._by.get(key, UsageTotals()) + _of(record)
+        sums = self._by.get(key)
+        if sums is None:
+            sums = self._by[key] = _Sums()
+        sums.add(record)
 
     @property
     def calls(self) -> int:
-        return sum(t.calls for t in self._by.values())
+        return sum(s.calls for s in self._by.values())
+
+    def clear(self) -> None:
+        """Forget what was collected so far (it was accounted for); calls made later are collected."""
+        self._by.clear()
 
     def calls_of(self, *kinds: str) -> int:
         """Calls of these kinds ("chat", "stream", "embed", "rerank")."""
-        return sum(t.calls for (_, kind), t in self._by.items() if kind in kinds)
+        return sum(s.calls for (_, kind), s in self._by.items() if kind in kinds)
 
-    def by_model(self) -> list[tuple[str, Usage, int]]:
-        """(model, tokens, calls) for each model called, by model."""
-        models: dict[str, UsageTotals] = {}
-        for (model, _), totals in self._by.items():
-            models[model] = models.get(model, UsageTotals()) + totals
-        return [
-            (m, Usage(prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens), t.calls)
-            for m, t in sorted(models.items())
-        ]
+    def by_model(self) -> list[tuple[str, int, int, int]]:
+        """(model, calls, prompt tokens, completion tokens) for each model called, by model."""
+        models: dict[str, tuple[int, int, int]] = {}
+        for (model, _), s in self._by.items():
+            calls, prompt, completion = models.get(model, (0, 0, 0))
+            models[model] = (calls + s.calls, prompt + s.prompt, completion + s.completion)
+        return [(model, *sums) for model, sums in sorted(models.items())]
 
 
 _SPENDING: ContextVar[tuple[Spending, ...]] = ContextVar("brain_spending", default=())
 
 
-@contextlib.contextmanager
-def spending() -> Iterator[Spending]:
+class spending:
     """Collect every LLM call made inside the block (by this task and the tasks it starts); blocks nest,
-    and each collects its calls. Safe across the `yield`s of a streamed turn: nothing is reset by token."""
-    spent, outer = Spending(), _SPENDING.get()
-    _SPENDING.set((*outer, spent))
-    try:
-        yield spent
-    finally:
-        _SPENDING.set(outer)
+    and each collects its calls. Safe across the `yield`s of a streamed turn: nothing is reset by token.
+    (A class, not a generator: it runs on every turn.)"""
+
+    __slots__ = ("_outer", "_spent")
+
+    def __enter__(self) -> Spending:
+        self._spent, self._outer = Spending(), _SPENDING.get()
+        _SPENDING.set((*self._outer, self._spent))
+        return self._spent
+
+    def __exit__(self, *exc: object) -> None:
+        _SPENDING.set(self._outer)
 
 
 class UsageLedger:
@@ -150,13 +170,16 @@ class UsageLedger:
 
     def __init__(self, keep: int = 1_000) -> None:
         self._recent: deque[CallRecord] = deque(maxlen=keep)
-        self._totals = UsageTotals()
-        self._models: dict[str, UsageTotals] = {}
+        self._sums = _Sums()
+        self._models: dict[str, _Sums] = {}
 
     def record(self, record: CallRecord) -> None:
         self._recent.append(record)
-        self._totals = self._totals + _of(record)
-        self._models[record.model] = self._models.get(record.model, UsageTotals()) + _of(record)
+        self._sums.add(record)
+        model = self._models.get(record.model)
+        if model is None:
+            model = self._models[record.model] = _Sums()
+        model.add(record)
         for spent in _SPENDING.get():
             spent.add(record)
 
@@ -167,14 +190,14 @@ class UsageLedger:
 
     def totals(self) -> UsageTotals:
         """Every call so far (subtract an earlier reading to measure a span)."""
-        return self._totals
+        return self._sums.totals()
 
     def by_model(self) -> dict[str, UsageTotals]:
-        return dict(sorted(self._models.items()))
+        return {m: s.totals() for m, s in sorted(self._models.items())}
 
     def __len__(self) -> int:
         """Calls recorded so far."""
-        return self._totals.calls
+        return self._sums.calls
 
 
 class SummaryStats(BaseModel):

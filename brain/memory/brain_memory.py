@@ -21,6 +21,7 @@ from brain.memory.window import Window, older_than_recent
 from brain.message import Message, speaker
 from brain.settings import MemorySettings
 from brain.storage.conversation import Conversation, MemoryStore, StoredState, Turn, WriteBatch
+from brain.storage.usage import ModelUsage
 
 __all__ = ["BrainMemory", "Summarize"]
 
@@ -65,6 +66,7 @@ class BrainMemory(BaseModel):
     _pending_knowledge: list[Message] = PrivateAttr(default_factory=list)
     _pending_calls: int = PrivateAttr(0)
     _pending_usage: Usage | None = PrivateAttr(None)
+    _pending_spent: tuple[ModelUsage, ...] = PrivateAttr(())
     _seqs: dict[str, int] = PrivateAttr(default_factory=dict)
     _tokens: dict[str, int] = PrivateAttr(default_factory=dict)  # message id -> stored token count
     _saved_talk: str | None = PrivateAttr(None)
@@ -159,9 +161,10 @@ class BrainMemory(BaseModel):
             last_talk=talk,
             calls=self._pending_calls,
             usage=self._pending_usage,
+            spent=self._pending_spent,
         )
         result = await store.write(conv, batch)
-        self._pending_calls, self._pending_usage = 0, None
+        self._pending_calls, self._pending_usage, self._pending_spent = 0, None, ()
         for (message, _), seq in zip(self._pending, result.seqs, strict=True):
             self._seqs[message.id] = seq
         self._pending, self._pending_knowledge, self._pending_ids = [], [], set()
@@ -205,10 +208,12 @@ class BrainMemory(BaseModel):
         self.last_history_id = msg.id
         self.is_dirty = True
 
-    def add_usage(self, calls: int, usage: Usage) -> None:
-        """LLM calls and tokens an answer cost; stored with the chat by the next `dumps()`."""
+    def add_usage(self, calls: int, usage: Usage, spent: Sequence[ModelUsage] = ()) -> None:
+        """LLM calls and tokens an answer cost (and, in `spent`, what its work cost per model: the chat's
+        usage rows); stored with the chat by the next `dumps()`, in the same write."""
         self._pending_usage = usage if self._pending_usage is None else self._pending_usage + usage
         self._pending_calls += calls
+        self._pending_spent += tuple(spent)
         self.calls += calls
         self.usage += usage
         self.is_dirty = True

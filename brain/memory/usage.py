@@ -6,12 +6,20 @@ from __future__ import annotations
 import logging
 
 from brain.errors import StoreError
-from brain.llm.usage import Spending
-from brain.storage.usage import UsageStore
+from brain.llm.usage import Spending, Usage
+from brain.storage.usage import ModelUsage, UsageStore
 
-__all__ = ["record_spending"]
+__all__ = ["model_usage", "record_spending"]
 
 _log = logging.getLogger("brain.usage")
+
+
+def model_usage(spent: Spending) -> tuple[ModelUsage, ...]:
+    """What was spent, per model, as the chat's usage rows take it. Pure."""
+    return tuple(  # counted by us, not read from outside: no validation needed
+        ModelUsage.model_construct(model=m, calls=c, prompt_tokens=p, completion_tokens=d)
+        for m, c, p, d in spent.by_model()
+    )
 
 
 async def record_spending(
@@ -22,7 +30,8 @@ async def record_spending(
     if store is None or not spent.calls:
         return
     try:
-        for model, usage, calls in spent.by_model():
-            await store.add(user_id, chat_id, model, usage, calls)
+        for row in model_usage(spent):
+            usage = Usage(prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens)
+            await store.add(user_id, chat_id, row.model, usage, row.calls)
     except StoreError as exc:
         _log.warning("recording usage failed: %s", exc)

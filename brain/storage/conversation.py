@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from brain.keys import encode_id
 from brain.llm.usage import Usage
 from brain.message import Message
+from brain.storage.usage import ModelUsage
 
 __all__ = [
     "Conversation",
@@ -93,6 +94,7 @@ class WriteBatch(BaseModel):
     last_talk: str | None = None
     calls: int = 0  # LLM calls and tokens spent on these turns, added to the chat's usage
     usage: Usage | None = None
+    spent: tuple[ModelUsage, ...] = ()  # the same per model, added to the chat's `UsageStore` rows
 
 
 class WriteResult(BaseModel):
@@ -131,7 +133,10 @@ class ConversationStore(SummaryStore, Protocol):
         save it as `last_talk` in the same atomic call (a turn's start: one round trip)."""
         ...
 
-    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult: ...
+    async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
+        """Append the batch atomically (turns idempotent by id). Its `spent` joins the chat's usage rows,
+        where the same backend's `UsageStore` reads them, in the same atomic write."""
+        ...
 
     async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:
         """Turns with seq in [start, start + count), oldest first."""

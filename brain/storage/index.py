@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,10 +57,10 @@ class IndexEntry(BaseModel):
     vector: tuple[float, ...] | None = None
 
 
-class Ranking(BaseModel):
-    """One page of a BM25 ranking: (id, score) pairs best first (ties by id), and how many matched."""
-
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """One page of a BM25 ranking: (id, score) pairs best first (ties by id), and how many matched. A plain
+    frozen dataclass: one is made per search, on every turn."""
 
     total: int
     hits: tuple[tuple[str, float], ...] = ()

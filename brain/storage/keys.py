@@ -9,13 +9,29 @@ across any number of servers.
 from __future__ import annotations
 
 import hashlib
+import hmac
+import secrets
+import time
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["KEY_PREFIX", "ApiKey", "ApiKeyStore", "RateVerdict", "digest"]
+from brain.keys import encode_id
+
+__all__ = [
+    "KEY_PREFIX",
+    "ApiKey",
+    "ApiKeyStore",
+    "RateVerdict",
+    "digest",
+    "issue_key",
+    "rate_window",
+    "secret_names",
+    "well_formed",
+]
 
 KEY_PREFIX = "bk_"
+_MAX_SECRET = 200
 
 
 class ApiKey(BaseModel):
@@ -48,6 +64,31 @@ class RateVerdict(BaseModel):
 def digest(secret: str) -> str:
     """The stored form of a key. Pure."""
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def issue_key(user: str, agent: str | None, name: str) -> tuple[ApiKey, str]:
+    """A new key's record and its secret (`bk_<id>_<token>`); `InputError` for an id no key may name."""
+    encode_id(user, "user_id")
+    if agent is not None:
+        encode_id(agent, "agent")
+    key = ApiKey(id=secrets.token_hex(8), user=user, agent=agent, name=name, created_at=time.time())
+    return key, f"{KEY_PREFIX}{key.id}_{secrets.token_urlsafe(32)}"
+
+
+def well_formed(secret: str) -> bool:
+    """Whether `secret` can be a key at all (checked before any lookup). Pure."""
+    return secret.startswith(KEY_PREFIX) and len(secret) <= _MAX_SECRET
+
+
+def secret_names(secret: str, key: ApiKey) -> bool:
+    """Whether `secret` carries `key`'s id: a record filed under the wrong digest never authenticates."""
+    return hmac.compare_digest(secret[len(KEY_PREFIX) : len(KEY_PREFIX) + 16], key.id)
+
+
+def rate_window(now: float, window_seconds: int) -> tuple[int, int]:
+    """The fixed window `now` falls in, and the seconds (at least 1) until it ends. Pure."""
+    window = int(now // window_seconds)
+    return window, max(1, int((window + 1) * window_seconds - now + 0.999))
 
 
 @runtime_checkable

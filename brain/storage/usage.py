@@ -1,16 +1,29 @@
 """Usage storage (`UsageStore`): LLM calls and tokens spent for each user, per chat and model, kept as
 running totals (bounded: one row per chat and model, however long the user chats). Answers count in their
-chat; memory work (summaries, fact and graph extraction) counts in the chat it was done for."""
+chat; memory work (summaries, fact and graph extraction) counts in the chat it was done for. A turn's
+usage is written with the turn itself (`WriteBatch.spent`: no extra round trip); work outside a turn adds
+its own. A chat's rows live and die with the chat."""
 
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from brain.llm.usage import Usage
 
-__all__ = ["UsageRow", "UsageStore"]
+__all__ = ["ModelUsage", "UsageRow", "UsageStore"]
+
+
+class ModelUsage(BaseModel):
+    """What calls to one model spent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = Field(min_length=1, max_length=256)
+    calls: int = Field(ge=0)
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
 
 
 class UsageRow(BaseModel):

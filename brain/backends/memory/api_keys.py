@@ -4,17 +4,13 @@ they live in the store, not in the keyspace that erasure scans."""
 
 from __future__ import annotations
 
-import hmac
-import secrets
 import time
 
 from brain.errors import NotFoundError
-from brain.keys import encode_id, rate_key
-from brain.storage.keys import KEY_PREFIX, ApiKey, RateVerdict, digest
+from brain.keys import rate_key
+from brain.storage.keys import ApiKey, RateVerdict, digest, issue_key, rate_window, secret_names, well_formed
 
 __all__ = ["MemoryApiKeyStore"]
-
-_MAX_SECRET = 200  # longer secrets are refused unhashed
 
 
 class MemoryApiKeyStore:
@@ -28,11 +24,7 @@ class MemoryApiKeyStore:
         self._counters: dict[str, tuple[int, float]] = {}  # rate key -> (count, expiry)
 
     async def create(self, user: str, *, agent: str | None = None, name: str = "") -> tuple[ApiKey, str]:
-        encode_id(user, "user_id")
-        if agent is not None:
-            encode_id(agent, "agent")
-        key = ApiKey(id=secrets.token_hex(8), user=user, agent=agent, name=name, created_at=time.time())
-        secret = f"{KEY_PREFIX}{key.id}_{secrets.token_urlsafe(32)}"
+        key, secret = issue_key(user, agent, name)
         hashed = digest(secret)
         self._records[key.id] = key
         self._digests[key.id] = hashed
@@ -40,14 +32,13 @@ class MemoryApiKeyStore:
         return key, secret
 
     async def verify(self, secret: str) -> ApiKey | None:
-        if not secret.startswith(KEY_PREFIX) or len(secret) > _MAX_SECRET:
+        if not well_formed(secret):
             return None
         key_id = self._active.get(digest(secret))
         if key_id is None:
             return None
         key = self._records[key_id]
-        # The id is part of the secret: a record filed under the wrong digest never authenticates.
-        return key if hmac.compare_digest(secret[len(KEY_PREFIX) : len(KEY_PREFIX) + 16], key.id) else None
+        return key if secret_names(secret, key) else None
 
     async def list(self, user: str | None = None) -> list[ApiKey]:
         keys = sorted(self._records.values(), key=lambda k: (k.created_at, k.id))
@@ -64,11 +55,10 @@ class MemoryApiKeyStore:
 
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         now = time.time()
-        window = int(now // window_seconds)
+        window, retry = rate_window(now, window_seconds)
         counter = rate_key(self.prefix, key_id, window)
         # Counters expire two windows after their last hit, as the Redis ones do.
         self._counters = {name: held for name, held in self._counters.items() if held[1] > now}
         count = self._counters.get(counter, (0, 0.0))[0] + 1
         self._counters[counter] = (count, now + window_seconds * 2)
-        retry = max(1, int((window + 1) * window_seconds - now + 0.999))
         return RateVerdict(allowed=count <= limit, count=count, retry_after=retry)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from brain.backends.memory.keyspace import Keyspace
+from brain.backends.memory.usage import add_usage
 from brain.errors import ConflictError, InputError
 from brain.keys import conversation_keys, encode_id, raw_id, readable_id
 from brain.llm.usage import Usage
@@ -100,6 +101,17 @@ class InMemoryStore:
             update["calls"] = meta.calls + batch.calls
             update["usage"] = meta.usage + (batch.usage or Usage(prompt_tokens=0, completion_tokens=0))
         record.meta = meta.model_copy(update=update)
+        name = f"{conversation_keys(self.prefix, conv.user_id, conv.chat_id).base}:usage"
+        for row in batch.spent:
+            add_usage(
+                self._space,
+                name,
+                conv.chat_id,
+                row.model,
+                row.calls,
+                row.prompt_tokens,
+                row.completion_tokens,
+            )
         return WriteResult(
             version=record.meta.version,
             seqs=tuple(seqs),
@@ -165,7 +177,9 @@ class InMemoryStore:
         record.meta = record.meta.model_copy(update={"title": title, "version": record.meta.version + 1})
 
     async def delete(self, conv: Conversation) -> bool:
-        return self._space.delete(self._key(conv)) > 0
+        """The chat and its usage rows (as on Redis, they live and die together)."""
+        base = conversation_keys(self.prefix, conv.user_id, conv.chat_id).base
+        return self._space.delete(self._key(conv), f"{base}:usage") > 0
 
     async def list_chats(self, user_id: str | bytes) -> list[str | bytes]:
         pattern = f"{self.prefix}:{{{encode_id(user_id, 'user_id')}.*}}:chat"

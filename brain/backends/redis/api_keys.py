@@ -4,16 +4,14 @@ with an expiry (`brain.keys.rate_key`), so a limit holds across any number of se
 
 from __future__ import annotations
 
-import hmac
-import secrets
 import time
 
 from pydantic import ValidationError
 
 from brain.backends.redis.client import RedisClient
 from brain.errors import NotFoundError, StoreError
-from brain.keys import api_keys_base, encode_id, rate_key
-from brain.storage.keys import KEY_PREFIX, ApiKey, RateVerdict, digest
+from brain.keys import api_keys_base, rate_key
+from brain.storage.keys import ApiKey, RateVerdict, digest, issue_key, rate_window, secret_names, well_formed
 
 __all__ = ["RedisApiKeyStore"]
 
@@ -30,11 +28,7 @@ class RedisApiKeyStore:
 
     async def create(self, user: str, *, agent: str | None = None, name: str = "") -> tuple[ApiKey, str]:
         """A new key for `user` (validated like every user id): its record and the secret, shown once."""
-        encode_id(user, "user_id")
-        if agent is not None:
-            encode_id(agent, "agent")
-        key = ApiKey(id=secrets.token_hex(8), user=user, agent=agent, name=name, created_at=time.time())
-        secret = f"{KEY_PREFIX}{key.id}_{secrets.token_urlsafe(32)}"
+        key, secret = issue_key(user, agent, name)
         hashed = digest(secret)
         async with self._client.pipeline(transaction=True) as pipe:
             pipe.hset(self._records, key.id, key.model_dump_json())
@@ -45,15 +39,13 @@ class RedisApiKeyStore:
 
     async def verify(self, secret: str) -> ApiKey | None:
         """The active key `secret` is, or None (unknown, malformed or revoked). One round trip."""
-        if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+        if not well_formed(secret):
             return None
-        hashed = digest(secret)
-        raw = await self._client.hget(self._by_digest, hashed)
+        raw = await self._client.hget(self._by_digest, digest(secret))
         if raw is None:
             return None
         key = _record(raw)
-        # The id is part of the secret: a record filed under the wrong digest never authenticates.
-        return key if hmac.compare_digest(secret[len(KEY_PREFIX) : len(KEY_PREFIX) + 16], key.id) else None
+        return key if secret_names(secret, key) else None
 
     async def list(self, user: str | None = None) -> list[ApiKey]:
         """Every key (of `user`, when given), oldest first, revoked ones included."""
@@ -82,14 +74,12 @@ class RedisApiKeyStore:
 
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         """Count one request of `key_id` in the current window (fixed windows, shared by every server)."""
-        now = time.time()
-        window = int(now // window_seconds)
+        window, retry = rate_window(time.time(), window_seconds)
         counter = rate_key(self.prefix, key_id, window)
         async with self._client.pipeline(transaction=False) as pipe:
             pipe.incr(counter)
             pipe.expire(counter, window_seconds * 2)
             count, _ = await pipe.execute()
-        retry = max(1, int((window + 1) * window_seconds - now + 0.999))
         return RateVerdict(allowed=int(count) <= limit, count=int(count), retry_after=retry)
 
 

@@ -61,34 +61,36 @@ def _translated(command: str, exc: BaseException) -> StoreError:
     return StoreError(f"Redis {command} failed: {type(exc).__name__}: {redact(text)}")
 
 
-@contextlib.contextmanager
-def _translating(command: str) -> Any:
-    try:
-        yield
-    except NoScriptError:
-        raise  # a script not loaded yet: redis-py loads it and calls again
-    except _FAILURES as exc:
-        raise _translated(command, exc) from exc
-
-
 def _command(args: tuple[Any, ...]) -> str:
     return str(args[0]) if args else "command"
+
+
+# Each translating method catches in place (a try costs nothing until something fails; a context manager
+# would cost every command). NoScriptError passes: redis-py loads the script and calls again.
 
 
 class TranslatingPipeline(Pipeline):
     """A pipeline whose failures are `StoreError`s."""
 
     async def execute(self, raise_on_error: bool = True) -> list[Any]:
-        with _translating("pipeline"):
+        try:
             return await super().execute(raise_on_error)
+        except NoScriptError:
+            raise
+        except _FAILURES as exc:
+            raise _translated("pipeline", exc) from exc
 
 
 class TranslatingRedis(aioredis.Redis):
     """A standalone client whose failures are `StoreError`s."""
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
-        with _translating(_command(args)):
+        try:
             return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        except NoScriptError:
+            raise
+        except _FAILURES as exc:
+            raise _translated(_command(args), exc) from exc
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
         return TranslatingPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
@@ -188,18 +190,26 @@ class WaitingCluster(RedisCluster):
             self._gate.release()
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        with _translating(_command(args)):
+        try:
             async with self._turn():
                 return await super().execute_command(*args, **kwargs)
+        except NoScriptError:
+            raise
+        except _FAILURES as exc:
+            raise _translated(_command(args), exc) from exc
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
         pipe = super().pipeline(transaction, shard_hint)
         execute = pipe.execute
 
         async def gated(raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
-            with _translating("pipeline"):
+            try:
                 async with self._turn():
                     return await execute(raise_on_error, allow_redirections)
+            except NoScriptError:
+                raise
+            except _FAILURES as exc:
+                raise _translated("pipeline", exc) from exc
 
         pipe.execute = gated  # type: ignore[method-assign]
         return pipe

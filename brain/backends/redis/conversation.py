@@ -151,7 +151,9 @@ class RedisMemoryStore:
         for message in batch.knowledge:
             args += [message.id, _KnowledgeRecord(v=SCHEMA_VERSION, msg=message).model_dump_json().encode()]
         usage = batch.usage or Usage(prompt_tokens=0, completion_tokens=0)
-        args += [batch.calls, usage.prompt_tokens, usage.completion_tokens]
+        args += [batch.calls, usage.prompt_tokens, usage.completion_tokens, len(batch.spent)]
+        for row in batch.spent:
+            args += [row.model, row.calls, row.prompt_tokens, row.completion_tokens]
         version, added, window_tokens, turn_count, *seqs = await self._run(self._write, keys, args)
         return WriteResult(
             version=int(version),

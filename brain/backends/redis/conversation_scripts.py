@@ -1,5 +1,5 @@
-"""Lua scripts of the Redis memory store. KEYS are always (meta, turns, ids, knowledge, hidden) of one
-conversation, hash-tagged into one Cluster slot. Errors the store maps: BRAIN_CONFLICT, BRAIN_CORRUPT and
+"""Lua scripts of the Redis memory store. KEYS are always (meta, turns, ids, knowledge, hidden, usage) of
+one conversation, hash-tagged into one Cluster slot. Errors the store maps: BRAIN_CONFLICT, BRAIN_CORRUPT and
 BRAIN_SCHEMA."""
 
 __all__ = ["COMMIT_SUMMARY", "HIDE", "LOAD", "SET_TITLE", "WRITE"]
@@ -78,6 +78,17 @@ if tonumber(ARGV[usage]) > 0 then
   redis.call('HINCRBY', meta, 'usage_prompt_tokens', ARGV[usage + 1])
   redis.call('HINCRBY', meta, 'usage_completion_tokens', ARGV[usage + 2])
 end
+-- then the usage per model (model, calls, prompt, completion), into the chat's usage rows (KEYS[6])
+i = usage + 3
+local models = tonumber(ARGV[i] or '0')
+for j = 1, models do
+  local model = ARGV[i + 1]
+  redis.call('HINCRBY', KEYS[6], 'calls|' .. model, ARGV[i + 2])
+  redis.call('HINCRBY', KEYS[6], 'prompt|' .. model, ARGV[i + 3])
+  redis.call('HINCRBY', KEYS[6], 'completion|' .. model, ARGV[i + 4])
+  i = i + 4
+end
+if models > 0 then redis.call('HSETNX', KEYS[6], 'id', ARGV[4]) end
 if ARGV[5] == 'set' then redis.call('HSET', meta, 'last_talk', ARGV[6])
 elseif ARGV[5] == 'clear' then redis.call('HDEL', meta, 'last_talk') end
 out[3] = redis.call('HINCRBY', meta, 'window_tokens', tokens)

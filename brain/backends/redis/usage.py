@@ -1,21 +1,30 @@
-"""`RedisUsageStore`: each user's LLM usage as one hash under the user's fact-memory tag
-(`f"{facts_base}:usage"`): counters `<chat>|calls|<model>`, `<chat>|prompt|<model>`,
-`<chat>|completion|<model>` (the chat encoded by `brain.keys.encode_id`) and `<chat>|id`, the chat's raw id.
-One row per chat and model, however long the user chats; erasing the user erases it."""
+"""`RedisUsageStore`: a chat's LLM usage as one hash beside the chat, under its hash tag
+(`brain.keys.ConversationKeys.usage`), so a turn's write adds its usage in the same script
+(`brain.backends.redis.conversation_scripts.WRITE`) and erasing the chat erases it: counters
+`calls|<model>`, `prompt|<model>`, `completion|<model>`, and `id`, the chat's raw id. One row per chat and
+model, however long the user chats."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from brain.backends.redis.client import RedisClient
-from brain.keys import encode_id, facts_base, raw_id, readable_id
+from brain.keys import conversation_keys, encode_id, raw_id, readable_id
 from brain.llm.usage import Usage
 from brain.search.filters import text
 from brain.storage.usage import UsageRow
+from brain.telemetry import TracedScript
 
 __all__ = ["RedisUsageStore"]
 
 _COUNTERS = {"calls": "calls", "prompt": "prompt_tokens", "completion": "completion_tokens"}
+
+# KEYS: the chat's usage hash. ARGV: model, calls, prompt tokens, completion tokens, raw chat id.
+_ADD = """
+redis.call('HINCRBY', KEYS[1], 'calls|' .. ARGV[1], ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'prompt|' .. ARGV[1], ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'completion|' .. ARGV[1], ARGV[4])
+redis.call('HSETNX', KEYS[1], 'id', ARGV[5])
+return 1
+"""
 
 
 class RedisUsageStore:
@@ -24,51 +33,40 @@ class RedisUsageStore:
     def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
         self._client = client
         self.prefix = prefix
+        self._add = TracedScript(client.register_script(_ADD), "usage.add")
 
-    def _key(self, user_id: str | bytes) -> str:
-        return f"{facts_base(self.prefix, user_id)}:usage"
+    def _key(self, user_id: str | bytes, chat_id: str | bytes) -> str:
+        return conversation_keys(self.prefix, user_id, chat_id).usage
+
+    async def _keys(self, user_id: str | bytes) -> list[str]:
+        """The usage hashes of every chat of the user (a SCAN: for reports, not hot paths)."""
+        pattern = f"{self.prefix}:{{{encode_id(user_id, 'user_id')}.*}}:usage"
+        return sorted({text(k) async for k in self._client.scan_iter(match=pattern, count=1_000)})
 
     async def add(
         self, user_id: str | bytes, chat_id: str | bytes, model: str, usage: Usage, calls: int = 1
     ) -> None:
-        chat, key = encode_id(chat_id, "chat_id"), self._key(user_id)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.hset(key, f"{chat}|id", raw_id(chat_id, "chat_id"))
-            pipe.hincrby(key, f"{chat}|calls|{model}", calls)
-            pipe.hincrby(key, f"{chat}|prompt|{model}", usage.prompt_tokens)
-            pipe.hincrby(key, f"{chat}|completion|{model}", usage.completion_tokens)
-            await pipe.execute()
+        args = [model, calls, usage.prompt_tokens, usage.completion_tokens, raw_id(chat_id, "chat_id")]
+        await self._add(keys=[self._key(user_id, chat_id)], args=args)
 
     async def rows(self, user_id: str | bytes, chat_id: str | bytes | None = None) -> list[UsageRow]:
-        only = encode_id(chat_id, "chat_id") if chat_id is not None else None
-        fields = {text(k): v for k, v in (await self._client.hgetall(self._key(user_id))).items()}
-        ids: dict[str, bytes] = {}
-        counts: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
-        for field, value in fields.items():
-            chat, _, rest = field.partition("|")
-            if only is not None and chat != only:
-                continue
-            if rest == "id":
-                ids[chat] = value if isinstance(value, bytes) else str(value).encode()
-                continue
-            counter, _, model = rest.partition("|")
-            if counter in _COUNTERS:
-                counts[(chat, model)][_COUNTERS[counter]] = int(value)
-        rows = [
-            UsageRow(chat_id=readable_id(ids.get(chat, chat.encode())), model=model, **values)
-            for (chat, model), values in counts.items()
-        ]
+        keys = [self._key(user_id, chat_id)] if chat_id is not None else await self._keys(user_id)
+        rows: list[UsageRow] = []
+        for key in keys:  # one by one: on Cluster each chat lives in its own slot
+            fields = {text(k): v for k, v in (await self._client.hgetall(key)).items()}
+            raw = fields.pop("id", None)
+            chat = readable_id(raw if isinstance(raw, bytes) else text(raw).encode()) if raw else None
+            counts: dict[str, dict[str, int]] = {}
+            for field, value in fields.items():
+                counter, _, model = field.partition("|")
+                if counter in _COUNTERS:
+                    counts.setdefault(model, {})[_COUNTERS[counter]] = int(value)
+            rows += [UsageRow(chat_id=chat, model=m, **c) for m, c in counts.items() if chat is not None]
         return sorted(rows, key=lambda r: (raw_id(r.chat_id), r.model))
 
     async def drop(self, user_id: str | bytes, chat_id: str | bytes | None = None) -> int:
-        key = self._key(user_id)
-        if chat_id is None:
-            rows = len(await self.rows(user_id))
-            await self._client.delete(key)
-            return rows
-        chat = encode_id(chat_id, "chat_id")
+        keys = [self._key(user_id, chat_id)] if chat_id is not None else await self._keys(user_id)
         rows = len(await self.rows(user_id, chat_id))
-        fields = [f for f in map(text, await self._client.hkeys(key)) if f.startswith(f"{chat}|")]
-        if fields:
-            await self._client.hdel(key, *fields)
+        for key in keys:
+            await self._client.delete(key)
         return rows

@@ -1,4 +1,4 @@
-"""`BlockMemory`: LlamaIndex's `Memory` done right, one session of it, persistent in Redis.
+"""`BlockMemory`: LlamaIndex's `Memory` done right, one session of it, persistent in the backend.
 
 `put` / `put_messages` add to a FIFO history; past `chat_history_token_ratio` x `token_limit` tokens the
 oldest messages (at least `token_flush_size` tokens' worth) move to the archive and every block that accepts

@@ -12,6 +12,7 @@ from brain.errors import InputError
 from brain.keys import user_patterns
 from brain.llm.protocol import ChatMessage, ToolCall
 from brain.storage import Backend, Record
+from brain.testing.conformance.base import BackendSuite
 from brain.testing.conformance.blocks import ODD_IDS
 
 __all__ = ["BlockSessionStoreConformance"]
@@ -25,14 +26,10 @@ def _turns(*roles: str) -> list[Record]:
     return [_rec(role, f"{role} {i} 消息 🧠", tokens=i + 1) for i, role in enumerate(roles)]
 
 
-class BlockSessionStoreConformance:
+class BlockSessionStoreConformance(BackendSuite):
     """One session's history FIFO, archive and state: compare-and-move flushes, atomic claims and trims,
     sessions isolated from each other. Override the `backend` fixture: a `Backend` whose `prefix` no other
     test uses (or an empty one)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_append_then_active_oldest_first(self, backend: Backend) -> None:
         session = backend.block_session("bs-append", "chat")

@@ -10,19 +10,16 @@ import pytest
 from brain.errors import InputError
 from brain.keys import agent_scope, shared_scope, user_scope
 from brain.storage import Backend, Block, BlockLimitError
+from brain.testing.conformance.base import BackendSuite
 
 __all__ = ["ODD_IDS", "CoreBlockStoreConformance"]
 
 ODD_IDS: tuple[str | bytes, ...] = (b"\xff\xfe\x00bytes", "用户-记忆", "🧠🦙 emoji", "long-" + "x" * 5_000)
 
 
-class CoreBlockStoreConformance:
+class CoreBlockStoreConformance(BackendSuite):
     """Core memory blocks: limits in characters, every edit atomic and checked, errors that say why.
     Override the `backend` fixture: a `Backend` whose `prefix` no other test uses (or an empty one)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_create_then_list_by_label(self, backend: Backend) -> None:
         scope = user_scope("core-list")

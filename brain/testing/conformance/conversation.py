@@ -9,9 +9,12 @@ from datetime import UTC, datetime
 import pytest
 
 from brain.errors import ConflictError
+from brain.llm.usage import Usage
 from brain.message import Message
 from brain.storage.backend import Backend
 from brain.storage.conversation import Conversation, WriteBatch
+from brain.storage.usage import ModelUsage
+from brain.testing.conformance.base import BackendSuite
 
 __all__ = ["ConversationStoreConformance"]
 
@@ -49,13 +52,9 @@ HOSTILE = [
 ]
 
 
-class ConversationStoreConformance:
+class ConversationStoreConformance(BackendSuite):
     """Subclass it in a test module and override the `backend` fixture: a `Backend` with no conversations
     yet (a fresh one, or a prefix no other test uses)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_missing_conversation_loads_empty(self, backend: Backend) -> None:
         store = backend.conversations
@@ -273,3 +272,18 @@ class ConversationStoreConformance:
             and again.meta.version > state.meta.version
         )
         assert (await store.load(conv, window_turns=5, knowledge_items=5)).meta.last_talk == "next"
+
+    async def test_a_writes_usage_joins_the_chats_usage_rows_and_dies_with_the_chat(
+        self, backend: Backend
+    ) -> None:
+        store, conv = backend.conversations, Conversation("usage-user", "用户-chat")
+        spent = (ModelUsage(model="m1", calls=2, prompt_tokens=30, completion_tokens=5),)
+        await store.write(conv, batch(msgs(2), calls=2, spent=spent))
+        await store.write(conv, batch(msgs(2, start=2), spent=spent))
+        await backend.usage.add(conv.user_id, conv.chat_id, "m2", Usage(prompt_tokens=7, completion_tokens=1))
+        rows = [
+            (r.chat_id, r.model, r.calls, r.prompt_tokens) for r in await backend.usage.rows("usage-user")
+        ]
+        assert rows == [("用户-chat", "m1", 4, 60), ("用户-chat", "m2", 1, 7)]
+        assert await store.delete(conv)
+        assert await backend.usage.rows("usage-user") == []

@@ -14,6 +14,7 @@ import pytest
 from brain.errors import ConflictError, NotFoundError
 from brain.storage import AuditEntry, Backend, Fact
 from brain.storage.facts import Event, fact_hash
+from brain.testing.conformance.base import BackendSuite, id_order
 
 __all__ = ["FactStoreConformance"]
 
@@ -31,18 +32,9 @@ def _entry(event: Event = "ADD", **fields: Any) -> AuditEntry:
     return AuditEntry(event=event, **fields)
 
 
-def _order(event_id: str) -> tuple[int, int]:
-    ms, n = event_id.split("-")
-    return int(ms), int(n)
-
-
-class FactStoreConformance:
+class FactStoreConformance(BackendSuite):
     """Tests every `FactStore` passes. Subclass it in a test module and override the `backend` fixture: a
     `Backend` whose `prefix` no other test uses (or an empty one)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_add_then_get(self, backend: Backend) -> None:
         user = _user("add")
@@ -252,9 +244,9 @@ class FactStoreConformance:
         events = await backend.facts.history(user)
         assert [e.fact_id for e in events] == [*(f.id for f in facts), facts[0].id]
         assert [e.event for e in events] == ["ADD"] * 12 + ["DELETE"]
-        orders = [_order(e.id) for e in events]
+        orders = [id_order(e.id) for e in events]
         assert all(a < b for a, b in itertools.pairwise(orders))
-        assert all(e.at == _order(e.id)[0] / 1000 for e in events)
+        assert all(e.at == id_order(e.id)[0] / 1000 for e in events)
 
     async def test_progress_per_chat(self, backend: Backend) -> None:
         user = _user("progress")

@@ -8,11 +8,10 @@ import time
 import uuid
 from typing import Any
 
-import pytest
-
 from brain.storage import AuditEntry, Backend, Fact
 from brain.storage.facts import Event, fact_hash
 from brain.storage.graph import Entity, EntityWrite, Relation, entity_id, name_key
+from brain.testing.conformance.base import BackendSuite, id_order
 
 __all__ = ["GraphStoreConformance"]
 
@@ -38,20 +37,11 @@ def _relation(source: str, relation: str, target: str, **fields: Any) -> Relatio
     return Relation(source=source, relation=relation, target=target, **fields)
 
 
-def _order(event_id: str) -> tuple[int, int]:
-    ms, n = event_id.split("-")
-    return int(ms), int(n)
-
-
-class GraphStoreConformance:
+class GraphStoreConformance(BackendSuite):
     """Tests every `GraphStore` passes. Subclass it in a test module and override the `backend` fixture: a
     `Backend` whose `prefix` no other test uses (or an empty one)."""
 
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
-
-    async def test_upsert_creates_entities_in_order(self, backend: Backend) -> None:
+    async def test_upsert_creates_entities_inid_order(self, backend: Backend) -> None:
         user = _user("create")
         carol, acme = _write("Caroline", "Caro"), _write("Acme Corp", kind="org", created_at=50.5)
         assert await backend.graph.upsert(user, [carol, acme]) == [carol.entity.id, acme.entity.id]
@@ -141,7 +131,7 @@ class GraphStoreConformance:
         assert await backend.graph.mention(user, [("e2", "d9"), ("e2", "d9")]) == 1
         assert await backend.graph.mention(user, []) == 0
 
-    async def test_named_in_keeps_the_recorded_order(self, backend: Backend) -> None:
+    async def test_named_in_keeps_the_recordedid_order(self, backend: Backend) -> None:
         user = _user("named-in")
         await backend.graph.mention(user, [("e2", "d1"), ("e1", "d1"), ("e3", "d2")])
         await backend.graph.mention(user, [("e0", "d1"), ("e2", "d1")])
@@ -185,7 +175,7 @@ class GraphStoreConformance:
         assert (related.actor, related.reason, related.source_turns) == ("worker", "turn 2", ("t2",))
         assert related.new_text == "Anna knows Ben"
         assert (retired.subject, retired.event, retired.old_text) == ("relation", "DELETE", "gone")
-        assert _order(added.id) < _order(related.id) < _order(retired.id)
+        assert id_order(added.id) < id_order(related.id) < id_order(retired.id)
 
     async def test_concurrent_relates_of_one_statement_store_one(self, backend: Backend) -> None:
         user = _user("concurrent-relate")

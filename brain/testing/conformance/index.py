@@ -19,6 +19,7 @@ from brain.keys import archival_base
 from brain.progress import ProgressEvent
 from brain.storage import Backend, IndexedDoc, IndexEntry, IndexStore, Ranking
 from brain.storage.index import STALE
+from brain.testing.conformance.base import BackendSuite
 
 __all__ = ["IndexStoreConformance"]
 
@@ -67,13 +68,9 @@ def _bm25(tf: int, df: int, n: int, length: int, avg: float, weight: float = 1.0
     return idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * length / avg))
 
 
-class IndexStoreConformance:
+class IndexStoreConformance(BackendSuite):
     """Tests every `IndexStore` passes. Subclass it in a test module and override the `backend` fixture: a
     `Backend` whose `prefix` no other test uses (or an empty one)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_add_then_docs_round_trip(self, backend: Backend) -> None:
         store = _index(backend, "round-trip")

@@ -12,21 +12,18 @@ import pytest
 from brain.errors import InputError, NotFoundError
 from brain.storage import Backend
 from brain.storage.keys import KEY_PREFIX
+from brain.testing.conformance.base import BackendSuite
 
 __all__ = ["ApiKeyStoreConformance"]
 
 _LONG_WINDOW = 10_000_000  # seconds: no test straddles two windows
 
 
-class ApiKeyStoreConformance:
+class ApiKeyStoreConformance(BackendSuite):
     """Keys shown once and verified by digest, listed oldest first, revoked at once; request counts per
     fixed window. A store keeps every key of its prefix, so each test names its own users and looks only
     at their keys. Override the `backend` fixture: a `Backend` whose `prefix` no other test uses (or an
     empty one)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_create_returns_the_record_and_the_secret(self, backend: Backend) -> None:
         before = time.time()

@@ -10,27 +10,19 @@ import pytest
 
 from brain.errors import InputError
 from brain.storage import Backend, QueueEntry
+from brain.testing.conformance.base import BackendSuite, id_order
 
 __all__ = ["FactQueueConformance"]
-
-
-def _order(entry: QueueEntry) -> tuple[int, int]:
-    ms, seq = entry.id.split("-")
-    return int(ms), int(seq)
 
 
 def _mine(entries: list[QueueEntry], *users: str | bytes) -> list[tuple[str | bytes, str | bytes, int]]:
     return [(e.user_id, e.chat_id, e.upto) for e in entries if e.user_id in users]
 
 
-class FactQueueConformance:
+class FactQueueConformance(BackendSuite):
     """Entries delivered once, in push order; pending ones reclaimed when idle; `done` and `drop` remove
     them. Override the `backend` fixture with a fresh queue for each test: a `Backend` whose `prefix` no
     other test uses (or an empty one)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_read_returns_pushed_entries_in_order(self, backend: Backend) -> None:
         for upto in (3, 5, 9):
@@ -41,7 +33,7 @@ class FactQueueConformance:
             ("q-order", "chat", 5),
             ("q-order", "chat", 9),
         ]
-        assert [_order(e) for e in entries] == sorted({_order(e) for e in entries})
+        assert [id_order(e.id) for e in entries] == sorted({id_order(e.id) for e in entries})
 
     async def test_each_entry_is_read_once(self, backend: Backend) -> None:
         await backend.queue.push("q-once", "chat", 1)
@@ -87,7 +79,7 @@ class FactQueueConformance:
         await asyncio.gather(*(backend.queue.push("q-burst", "chat", n) for n in range(100)))
         entries = await backend.queue.read("w1", 1_000, None)
         assert len({e.id for e in entries}) == 100
-        assert [_order(e) for e in entries] == sorted(_order(e) for e in entries)
+        assert [id_order(e.id) for e in entries] == sorted(id_order(e.id) for e in entries)
         assert sorted(e.upto for e in entries) == list(range(100))
 
     async def test_pending_and_backlog(self, backend: Backend) -> None:

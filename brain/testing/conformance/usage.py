@@ -10,6 +10,7 @@ import pytest
 from brain.errors import InputError
 from brain.llm.usage import Usage
 from brain.storage import Backend, UsageRow
+from brain.testing.conformance.base import BackendSuite
 
 __all__ = ["UsageStoreConformance"]
 
@@ -18,13 +19,9 @@ def _usage(prompt: int, completion: int) -> Usage:
     return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
 
-class UsageStoreConformance:
+class UsageStoreConformance(BackendSuite):
     """Running totals per (chat, model) of each user, added atomically, listed by chat then model.
     Override the `backend` fixture: a `Backend` whose `prefix` no other test uses (or an empty one)."""
-
-    @pytest.fixture
-    def backend(self) -> Backend:
-        raise NotImplementedError("override the backend fixture")
 
     async def test_add_then_rows(self, backend: Backend) -> None:
         await backend.usage.add("u-add", "chat", "gpt-4o", _usage(100, 20))
