@@ -1,27 +1,37 @@
 """IsRelated and Rewrite: does a new message depend on the conversation so far, and what does it mean in it.
 
 Parsing is strict: an answer that is not exactly TRUE/FALSE (or the JSON asked for) is an `LLMError`.
-A cheap lexical check answers "unrelated" without an LLM call when the message shares no content word
-with the context and has no word that points back at it (it, that, there, ...).
+Cheap lexical checks, pure and in English and Chinese, spare the LLM call where they can:
+`may_refer` (does the message point back: it, that, there, 那里, 它, "what about", ...呢; see
+`actions.pointers`) gates the rewrite of every turn; `clearly_unrelated` (no pointer and no shared content
+word) gates `is_related`; a rewrite that invents what the conversation does not say is not used.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 
 from actions.base import Action, ActionContext, transcript
+from actions.pointers import faithful, points_back
 from brain.errors import LLMError
-from brain.llm.protocol import LLM, ChatMessage
+from brain.llm.protocol import LLM, ChatMessage, JsonSchema
+from brain.message import Message, speaker
+from brain.search.analysis import terms
 
 __all__ = [
+    "RELATE_SCHEMA",
     "IsRelated",
     "RelateAndRewrite",
     "Rewrite",
     "clearly_unrelated",
+    "context_of",
     "is_related",
+    "may_refer",
     "parse_relate_and_rewrite",
     "parse_verdict",
+    "points_back",
     "relate_and_rewrite",
     "render_is_related",
     "render_relate_and_rewrite",
@@ -29,125 +39,30 @@ __all__ = [
     "rewrite",
 ]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_POINTERS = frozenset(
-    [
-        "it",
-        "its",
-        "it's",
-        "that",
-        "this",
-        "these",
-        "those",
-        "there",
-        "then",
-        "he",
-        "him",
-        "his",
-        "she",
-        "her",
-        "they",
-        "them",
-        "their",
-        "former",
-        "latter",
-        "above",
-        "same",
-        "again",
-        "also",
-        "too",
-        "more",
-        "another",
-        "other",
-        "else",
-        "previous",
-        "earlier",
-        "last",
-    ]
-)
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "of",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "for",
-        "with",
-        "from",
-        "as",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "am",
-        "do",
-        "does",
-        "did",
-        "i",
-        "you",
-        "we",
-        "me",
-        "my",
-        "your",
-        "our",
-        "can",
-        "could",
-        "would",
-        "should",
-        "will",
-        "shall",
-        "may",
-        "might",
-        "must",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "how",
-        "why",
-        "when",
-        "where",
-        "not",
-        "no",
-        "yes",
-        "please",
-        "thanks",
-        "thank",
-        "hi",
-        "hello",
-        "hey",
-        "ok",
-        "okay",
-        "so",
-        "just",
-        "about",
-    ]
-)
 
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
+def may_refer(context: str, text: str) -> bool:
+    """True when `text` may depend on `context`: it `points_back`, and there is a context. Pure."""
+    return bool(context.strip()) and points_back(text)
 
 
 def clearly_unrelated(context: str, text: str) -> bool:
-    """True when `text` cannot depend on `context`: no shared content word and nothing pointing back. Pure."""
+    """True when `text` cannot depend on `context`: nothing points back (`may_refer`) and no content word
+    (stemmed, English or Chinese) is shared. Pure."""
     if not context.strip():
         return True
-    words = _words(text)
-    if words & _POINTERS:
+    if may_refer(context, text):
         return False
-    return not ((words - _STOP) & (_words(context) - _STOP))
+    return not set(terms(text, chars=False)) & set(terms(context, chars=False))
+
+
+def context_of(summary: str, history: Sequence[Message], turns: int = 8, max_chars: int = 6_000) -> str:
+    """What a new message is related to and rewritten with: the summary and the newest `turns` turns
+    (speaker: text), cut from the oldest end to `max_chars`. Pure."""
+    lines = [f"{speaker(m)}: {m.content}" for m in history[-turns:]]
+    if summary:
+        lines.insert(0, f"Summary of earlier conversation: {summary}")
+    text = "\n".join(lines)
+    return text[-max_chars:]
 
 
 def render_is_related(context: str, text: str) -> list[ChatMessage]:
@@ -225,13 +140,28 @@ async def rewrite(llm: LLM, sentence: str, context: str) -> str:
     return text
 
 
+RELATE_SCHEMA = JsonSchema(
+    name="relate_and_rewrite",
+    shape={
+        "type": "object",
+        "properties": {"related": {"type": "boolean"}, "rewritten": {"type": ["string", "null"]}},
+        "required": ["related", "rewritten"],
+        "additionalProperties": False,
+    },
+)
+
+
 async def relate_and_rewrite(llm: LLM, sentence: str, context: str) -> str:
-    """One call for both: the rewritten sentence when related, else `sentence` unchanged."""
+    """One call for both: the rewritten sentence when related, else `sentence` unchanged (no call when
+    `clearly_unrelated`). A rewrite that says what neither the sentence nor the context says (`faithful`)
+    is not used: memory search gets the sentence as written rather than a model's invention."""
     if clearly_unrelated(context, sentence):
         return sentence
-    reply = await llm.complete(render_relate_and_rewrite(sentence, context))
+    reply = await llm.complete(render_relate_and_rewrite(sentence, context), json_schema=RELATE_SCHEMA)
     related, rewritten = parse_relate_and_rewrite(reply.content or "")
-    return rewritten if related and rewritten else sentence
+    if related and rewritten and faithful(rewritten, sentence, context):
+        return rewritten
+    return sentence
 
 
 def _split(context: ActionContext) -> tuple[str, str]:

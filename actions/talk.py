@@ -49,9 +49,11 @@ def render_talk(
     history: Sequence[Message] = (),
     history_tokens: Sequence[int] | None = None,
     facts: Sequence[str] = (),
+    resolved: str | None = None,
 ) -> list[ChatMessage]:
     """The answer prompt. Pure. Recent turns are dropped oldest-first to fit `history_budget` tokens;
-    `history_tokens` (the stored cost of each turn) saves counting them again."""
+    `history_tokens` (the stored cost of each turn) saves counting them again. `resolved`, the text made
+    self-contained by `refine_memory`, goes beside the user's own words (which are sent once)."""
     messages = [ChatMessage(role="system", content=persona.system_prompt())]
     if knowledge:
         messages.append(ChatMessage(role="system", content=f"Knowledge you can rely on:\n{knowledge}"))
@@ -70,6 +72,8 @@ def render_talk(
         used += cost
         recent.append(_chat_message("assistant" if m.role == "assistant" else "user", m.content))
     messages.extend(reversed(recent))
+    if resolved and resolved.strip() != text.strip():
+        text = f"{text}\n\n(In this conversation, this means: {resolved})"
     messages.append(ChatMessage(role="user", content=text))
     return messages
 

@@ -90,7 +90,7 @@ async def check(
             found = set(MARKER.findall(reply))
             foreign += bool(found - {marker})
             missing += marker not in found
-        memory = await assistant.load_memory(f"user-{u}", chat)
+        memory = await assistant.memory_of(f"user-{u}", chat)
         stored = await memory.read_history(1, 10 * TURNS)
         missing += max(2 * TURNS - len(stored), 0)
         foreign += sum(bool(set(MARKER.findall(t.message.content)) - {marker}) for t in stored)
@@ -119,7 +119,7 @@ async def run(assistant: Assistant, rep: int) -> dict[str, float]:
 async def single_chat(assistant: Assistant, turns: int = 1_000) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     for turn in range(turns):
-        await assistant.chat("solo", "alone", f"<U0R9> turn {turn}: and what about the weather?")
+        await assistant.chat("solo", "alone", f"<U0R9> turn {turn}: what is the weather like in Oslo?")
     return turns / (time.perf_counter() - wall), (time.process_time() - cpu) * 1000 / turns
 
 

@@ -163,7 +163,8 @@ def settings_for(url: str, *, facts: bool, prefix: str, **memory: Any) -> Settin
     return Settings.model_validate(
         {
             "redis": {"url": url, "key_prefix": prefix},
-            "memory": {"facts": {"enabled": facts}, **memory},
+            # the follow-up rewrite is measured by benchmarks/followups.py; here it would only add calls
+            "memory": {"facts": {"enabled": facts}, "rewrite_followups": False, **memory},
             "local": {"embedder": "off"},  # scripted models only: no embedded embedder even when installed
         }
     )

@@ -60,7 +60,7 @@ async def turn(assistant: Assistant, i: int) -> float:
 
 
 async def fill(assistant: Assistant) -> None:
-    memory = await assistant.load_memory("bench", "http")
+    memory = await assistant.memory_of("bench", "http")
     for i in range(HISTORY // 2):
         memory.add_talk(
             Message(content=f"Earlier question {i} about the trip to Oslo and what to see there?")

@@ -176,6 +176,12 @@ class MemorySettings(BaseModel):
 
     llm: str = Field("memory", description="name in `llms` used for memory work; falls back to `llm`")
     mode: Literal["brain", "tiered", "blocks"] = "brain"
+    rewrite_followups: bool = Field(
+        True,
+        description="a message that may point back at the conversation (it, there, 那里, what about...) is "
+        "checked and rewritten self-contained by one memory-model call (MetaGPT's is_related + rewrite); "
+        "the answer sees both, memory search uses the rewrite",
+    )
     pressure_share: float = Field(0.75, gt=0, le=1)
     ttl_seconds: int | None = Field(None, gt=0)
     max_message_bytes: int = Field(1_048_576, gt=0)

@@ -120,5 +120,5 @@ async def import_agent(
             else None
         )
         await archival.add_many(list(file.archival), vectors)
-        memory = await agent.load_memory(user_id, chat_id)
+        memory = await agent.memory_of(user_id, chat_id)
         await agent.mode.written(agent.engine, memory, progress)  # recall rebuilt from the imported turns

@@ -2,8 +2,12 @@
 
 The engine (`roles.engine.TurnEngine`) does the work for every user and chat at once and keeps no call's
 state; the memory mode (`roles.modes`) is a strategy chosen by `memory.mode`; the chat operations
-(`roles.operations.ChatOperations`) sit beside it. This class only wires them up and speaks Role: in a
-team it answers in its `home` chat.
+(`roles.operations.ChatOperations`) sit beside it. This class wires them up and speaks Role: in a team it
+answers in its `home` chat. MetaGPT's conversation surface (`talk`, `think`, `act`, `refine_memory`,
+`memory`, `get_memory`, `load_memory`) is bound to that one chat (`roles.home`).
+
+Built from a runtime (`Assistant(runtime)`, `Assistant.from_settings(settings)`), or as MetaGPT's is
+(`Assistant(language="Chinese", context=ctx)`): the context's runtime is then opened on first use.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from brain.errors import ConfigError
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.erasure import ErasureReport
 from brain.memory.tiers import Tiers
@@ -21,8 +26,10 @@ from brain.progress import Progress
 from brain.runtime import Runtime, open_runtime
 from brain.settings import Settings
 from brain.storage.conversation import Conversation
+from roles.context import Context, ContextLLM
 from roles.engine import TurnEngine
 from roles.fact_worker import running
+from roles.home import HomeChat, RoleContext
 from roles.modes import BrainMode, mode_for
 from roles.operations import ChatOperations
 from roles.role import USER_REQUIREMENT, Role
@@ -36,8 +43,9 @@ class Assistant(Role):
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: Runtime | None = None,
         *,
+        context: Context | None = None,
         mode: BrainMode | None = None,
         skills: Skills | None = None,
         user_id: str = "local",
@@ -47,23 +55,56 @@ class Assistant(Role):
         goal: str = "Help to solve problem",
         constraints: str = "Talk in {language}",
         desc: str = "",
-        language: str = "English",
+        language: str | None = None,
         watch: Sequence[str] = (USER_REQUIREMENT,),
     ) -> None:
+        if runtime is None and context is None:
+            context = Context.default()
+        options = context.kwargs if context is not None else {}
         super().__init__(
-            llm=runtime.llm,
+            llm=runtime.llm if runtime is not None else ContextLLM(context),  # type: ignore[arg-type]
             name=name,
             profile=profile,
             goal=goal,
             constraints=constraints,
-            desc=desc,
-            language=language,
+            desc=desc or str(options.get("agent_description") or ""),
+            language=language or str(options.get("language") or "English"),
             watch=watch,
         )
-        self.engine = TurnEngine(runtime, mode or mode_for(runtime), persona=self.persona, skills=skills)
-        self.operations = ChatOperations(self.engine)
-        self.home = Conversation(user_id, chat_id)  # where `run()` talks when the assistant is in a team
-        self.actions = [self.engine.talk_action]
+        self.context = context
+        self._mode, self._skills = mode, skills
+        self._engine: TurnEngine | None = None
+        self.home = Conversation(user_id, chat_id)  # where `run()` and `talk()` go
+        self.conversation = HomeChat(self)
+        if runtime is not None:
+            self._build(runtime)
+
+    def _build(self, runtime: Runtime) -> TurnEngine:
+        self._engine = TurnEngine(
+            runtime, self._mode or mode_for(runtime), persona=self.persona, skills=self._skills
+        )
+        self.operations = ChatOperations(self._engine)
+        self.llm = runtime.llm
+        self.actions = [self._engine.talk_action]
+        return self._engine
+
+    async def ready(self) -> TurnEngine:
+        """The engine, opening the context's runtime first when built from a context."""
+        if self._engine is None:
+            assert self.context is not None
+            self._build(await self.context.runtime())
+        assert self._engine is not None
+        return self._engine
+
+    async def _ops(self) -> ChatOperations:
+        await self.ready()
+        return self.operations
+
+    @property
+    def engine(self) -> TurnEngine:
+        if self._engine is None:
+            raise ConfigError("this assistant opens its context's runtime on first use: await ready() first")
+        return self._engine
 
     @classmethod
     def for_runtime(cls, runtime: Runtime, **options: Any) -> Assistant:
@@ -114,68 +155,100 @@ class Assistant(Role):
     def busy_chats(self) -> int:
         return self.engine.busy_chats
 
+    # ------------------------------------------------------------------ MetaGPT's surface (the home chat)
+
+    @property
+    def rc(self) -> RoleContext:
+        return self.conversation.rc
+
+    @property
+    def memory(self) -> BrainMemory:
+        """The home chat's memory (as loaded by the last step)."""
+        return self.conversation.memory
+
+    @memory.setter
+    def memory(self, memory: BrainMemory) -> None:
+        self.conversation.load_memory(memory.model_dump())
+
+    async def talk(self, text: str) -> None:
+        await self.conversation.talk(text)
+
+    async def refine_memory(self) -> str | None:
+        return await self.conversation.refine_memory()
+
+    async def think(self) -> bool:
+        return await self.conversation.think()
+
+    async def act(self) -> Message:
+        return await self.conversation.act()
+
+    def get_memory(self) -> str:
+        return self.conversation.get_memory()
+
+    def load_memory(self, m: dict[str, Any] | str | bytes) -> None:
+        self.conversation.load_memory(m)
+
     # ------------------------------------------------------------------ turns (the engine's)
 
     async def chat(self, user_id: str, chat_id: str, text: str) -> str:
-        return await self.engine.chat(user_id, chat_id, text)
+        return await (await self.ready()).chat(user_id, chat_id, text)
 
-    def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
-        return self.engine.chat_stream(user_id, chat_id, text)
+    async def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
+        async for piece in (await self.ready()).chat_stream(user_id, chat_id, text):
+            yield piece
 
-    def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:
-        return self.engine.retry_stream(user_id, chat_id)
+    async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:
+        async for piece in (await self.ready()).retry_stream(user_id, chat_id):
+            yield piece
 
-    async def load_memory(
+    async def memory_of(
         self, user_id: str | bytes, chat_id: str | bytes, *, pending: str | None = None
     ) -> BrainMemory:
-        return await self.engine.load_memory(user_id, chat_id, pending=pending)
-
-    async def get_memory(self, user_id: str | bytes, chat_id: str | bytes) -> str:
-        """The chat's memory as JSON (MetaGPT's get_memory)."""
-        return (await self.engine.load_memory(user_id, chat_id)).model_dump_json()
+        """Any chat's memory, loaded fresh (the conversation surface's `memory` is the home chat's)."""
+        return await (await self.ready()).load_memory(user_id, chat_id, pending=pending)
 
     async def pending(self, user_id: str | bytes, chat_id: str | bytes) -> str | None:
         """The user's text still waiting for an answer (a turn that failed), if any."""
-        return (await self.engine.load_memory(user_id, chat_id)).last_talk
+        return (await (await self.ready()).load_memory(user_id, chat_id)).last_talk
 
     async def relevant_facts(self, user_id: str | bytes, text: str) -> list[str]:
-        return await self.engine.relevant_facts(user_id, text)
+        return await (await self.ready()).relevant_facts(user_id, text)
 
     # ------------------------------------------------------------------ chat operations
 
     async def take_back(self, user_id: str, chat_id: str, n: int = 1) -> list[Message]:
-        return await self.operations.take_back(user_id, chat_id, n)
+        return await (await self._ops()).take_back(user_id, chat_id, n)
 
     async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
-        await self.operations.rewrite(user_id, chat_id, text)
+        await (await self._ops()).rewrite(user_id, chat_id, text)
 
     async def add_turns(self, user_id: str, chat_id: str, messages: Sequence[Message]) -> int:
-        return await self.operations.add_turns(user_id, chat_id, messages)
+        return await (await self._ops()).add_turns(user_id, chat_id, messages)
 
     async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
-        await self.operations.add_knowledge(user_id, chat_id, text)
+        await (await self._ops()).add_knowledge(user_id, chat_id, text)
 
     async def summarize_now(self, user_id: str, chat_id: str) -> str:
-        return await self.operations.summarize_now(user_id, chat_id)
+        return await (await self._ops()).summarize_now(user_id, chat_id)
 
     async def title(self, user_id: str, chat_id: str, max_words: int = 5) -> str:
-        return await self.operations.title(user_id, chat_id, max_words)
+        return await (await self._ops()).title(user_id, chat_id, max_words)
 
     async def export_chat(
         self, user_id: str, chat_id: str, *, progress: Progress | None = None
     ) -> ConversationExport:
-        return await self.operations.export_chat(user_id, chat_id, progress=progress)
+        return await (await self._ops()).export_chat(user_id, chat_id, progress=progress)
 
     async def import_chat(
         self, user_id: str, chat_id: str, export: ConversationExport, *, progress: Progress | None = None
     ) -> None:
-        await self.operations.import_chat(user_id, chat_id, export, progress=progress)
+        await (await self._ops()).import_chat(user_id, chat_id, export, progress=progress)
 
     async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
-        return await self.operations.forget(user_id, chat_id)
+        return await (await self._ops()).forget(user_id, chat_id)
 
     async def forget_user(self, user_id: str) -> ErasureReport:
-        return await self.operations.forget_user(user_id)
+        return await (await self._ops()).forget_user(user_id)
 
     # ------------------------------------------------------------------ as a role in a team
 

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 
 from actions.base import Persona
+from actions.relate import context_of, points_back, relate_and_rewrite
 from actions.summarizer import Summarizer
 from actions.talk import Refit, TalkAction
 from brain import telemetry
@@ -98,11 +99,16 @@ class TurnEngine:
     # ------------------------------------------------------------------ memory
 
     async def load_memory(
-        self, user_id: str | bytes, chat_id: str | bytes, *, pending: str | None = None
+        self,
+        user_id: str | bytes,
+        chat_id: str | bytes,
+        *,
+        pending: str | None = None,
+        kind: type[BrainMemory] = BrainMemory,
     ) -> BrainMemory:
-        """(user_id, chat_id)'s memory, loaded fresh from the store; the caller keeps it. `pending` is saved
-        as the text waiting for an answer in the same call."""
-        return await BrainMemory.loads(
+        """(user_id, chat_id)'s memory (a `kind`), loaded fresh from the store; the caller keeps it.
+        `pending` is saved as the text waiting for an answer in the same call."""
+        return await kind.loads(
             self.runtime.store,
             user_id,
             chat_id,
@@ -161,30 +167,56 @@ class TurnEngine:
             if text is None:
                 await self.record_usage(memory.user_id, memory.chat_id, spent)
                 return
-            turn = Turn(memory=memory, text=text)
-            try:
-                with telemetry.span("brain.turn", {"brain.memory.mode": self.mode.name}) as span:
-                    async for piece in self.mode.answer(self, turn):
-                        turn.pieces.append(piece)
-                        yield piece
-                    await self._commit(turn, spent)
-                    if span is not None:
-                        span.set_attribute("brain.turn.llm_calls", turn.calls)
-                        span.set_attribute("gen_ai.usage.input_tokens", turn.usage.prompt_tokens)
-                        span.set_attribute("gen_ai.usage.output_tokens", turn.usage.completion_tokens)
-            except BaseException as exc:
-                if isinstance(exc, Exception):
-                    telemetry.count_error("turn")
-                memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
-                await self.record_usage(memory.user_id, memory.chat_id, spent)  # failed calls cost too
-                raise
+            turn = Turn(memory=memory, text=text, resolved=await self.resolve(memory, text))
+            async for piece in self.answer_turn(turn, spent):
+                yield piece
+
+    async def answer_turn(self, turn: Turn, spent: Spending) -> AsyncIterator[str]:
+        """Answer a refined turn (its text already taken from the pending talk) and commit it; on failure
+        the text stays pending. What it spends goes to `spent`."""
+        memory = turn.memory
+        try:
+            with telemetry.span("brain.turn", {"brain.memory.mode": self.mode.name}) as span:
+                async for piece in self.mode.answer(self, turn):
+                    turn.pieces.append(piece)
+                    yield piece
+                await self._commit(turn, spent)
+                if span is not None:
+                    span.set_attribute("brain.turn.llm_calls", turn.calls)
+                    span.set_attribute("gen_ai.usage.input_tokens", turn.usage.prompt_tokens)
+                    span.set_attribute("gen_ai.usage.output_tokens", turn.usage.completion_tokens)
+        except BaseException as exc:
+            if isinstance(exc, Exception):
+                telemetry.count_error("turn")
+            memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
+            await self.record_usage(memory.user_id, memory.chat_id, spent)  # failed calls cost too
+            raise
+
+    async def resolve(self, memory: BrainMemory, text: str) -> str | None:
+        """`text` made self-contained when it may point back at the conversation (MetaGPT's is_related and
+        rewrite, in one memory-model call; none when the lexical check rules it out or the setting or mode
+        turns it off). None when unrelated or already self-contained; a failed call is logged and the turn
+        goes on with the text as written."""
+        if not (self.memory_settings.rewrite_followups and self.mode.resolves):
+            return None
+        if not (memory.history or memory.historical_summary) or not points_back(text):
+            return None
+        context = context_of(memory.historical_summary, memory.history)
+        try:
+            rewritten = await relate_and_rewrite(self.runtime.memory_llm, text, context)
+        except BrainError as exc:
+            _log.warning("rewriting a follow-up failed, answering it as written: %s", exc)
+            return None
+        return rewritten if rewritten.strip() != text.strip() else None
 
     async def summarize(self, memory: BrainMemory) -> None:
         """Fold the oldest unsummarized turns into the summary, keeping `keep_recent_share` of the window; a
         failure is logged and tried again next turn (the answer can still be given from the window)."""
         keep = self.window.share(self.memory_settings.keep_recent_share)
         try:
-            await memory.summarize(self.summarizer, self.memory_settings.summary_max_words, keep_recent=keep)
+            await memory.summarize(
+                self.summarizer, self.memory_settings.summary_max_words, keep_language=True, keep_recent=keep
+            )
         except BrainError as exc:
             _log.warning("summarizing a chat failed, will retry next turn: %s", exc)
 
@@ -235,9 +267,10 @@ class TurnEngine:
         memory = turn.memory
         memory.add_usage(turn.calls, turn.usage, model_usage(spent))
         memory.add_talk(Message(content=turn.text, sent_from="user"))
-        memory.add_answer(
-            Message(content="".join(turn.pieces), sent_from=self.speaker, cause_by="TalkAction")
+        turn.answer = Message(
+            role="assistant", content="".join(turn.pieces), sent_from=self.speaker, cause_by="TalkAction"
         )
+        memory.add_answer(turn.answer)
         await memory.dumps()
         spent.clear()  # written with the turn: a failure after this point does not count it again
         await self.queue_facts(memory)

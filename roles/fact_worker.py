@@ -203,7 +203,9 @@ class FactWorker:
             return report.summary or "", SummaryStats(calls=1, estimated_prompt_tokens=report.prompt_tokens)
 
         try:
-            await memory.summarize(fold, settings.memory.summary_max_words, keep_recent=self._keep(window))
+            await memory.summarize(
+                fold, settings.memory.summary_max_words, keep_language=True, keep_recent=self._keep(window)
+            )
         except ConflictError:  # a turn summarized the chat meanwhile; the facts are what matters here
             if not done:
                 raise

@@ -80,7 +80,7 @@ class ChatOperations:
             with spending() as spent:
                 try:
                     return await memory.summarize(
-                        self.engine.summarizer, self.memory_settings.summary_max_words
+                        self.engine.summarizer, self.memory_settings.summary_max_words, keep_language=True
                     )
                 finally:
                     await self.engine.record_usage(user_id, chat_id, spent)

@@ -15,6 +15,7 @@ from brain.llm.usage import Usage
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.tiers import Tiers
 from brain.memory.window import Window
+from brain.message import Message
 from brain.runtime import Runtime
 from brain.settings import MemorySettings
 from roles.skills import Skills
@@ -28,10 +29,17 @@ class Turn:
 
     memory: BrainMemory
     text: str
+    resolved: str | None = None  # the text made self-contained (refine_memory's rewrite), if it was
+    answer: Message | None = None  # the answer as stored, once committed
     pieces: list[str] = field(default_factory=list)
     trail: list[ChatMessage] = field(default_factory=list)  # the turn's tool rounds (block memory keeps them)
     calls: int = 0
     usage: Usage = field(default_factory=lambda: Usage(prompt_tokens=0, completion_tokens=0))
+
+    @property
+    def query(self) -> str:
+        """What memory search looks for: the rewrite when there is one, else the text."""
+        return self.resolved or self.text
 
     def spend(self, completion: Completion) -> None:
         """Count what one LLM call of this turn cost."""

@@ -66,7 +66,10 @@ class Tokenizer:
         ids = self.encoding.encode(text, disallowed_special=())
         if len(ids) <= max_tokens:
             return text
-        return self.encoding.decode(ids[:max_tokens])
+        # Token boundaries may fall inside a character: drop a character cut in two instead of writing
+        # a replacement character that the text never had.
+        prefix = self.encoding.decode_bytes(ids[:max_tokens]).decode("utf-8", "ignore")
+        return prefix if text.startswith(prefix) else ""
 
     def split(self, text: str, max_tokens: int, overlap: int = 0) -> list[str]:
         """Consecutive pieces of at most `max_tokens` tokens, each starting `overlap` tokens early."""

@@ -39,7 +39,7 @@ class Summarize(Protocol):
 class BrainMemory(BaseModel):
     """One conversation's memory: the active window of turns, knowledge, and the rolling summary."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")  # no field silently dropped
 
     user_id: str | bytes = "default"
     chat_id: str | bytes = "default"

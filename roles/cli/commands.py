@@ -45,7 +45,7 @@ Command = Callable[["ChatSession", str], Awaitable[bool]]
 
 
 async def _memory(s: ChatSession, _: str) -> bool:
-    m = await s.assistant.load_memory(s.user_id, s.chat_id)
+    m = await s.assistant.memory_of(s.user_id, s.chat_id)
     if isinstance(s.assistant.mode, TieredMode):
         for block in await s.assistant.mode.core_blocks(s.assistant.engine, s.user_id):
             s.say(f"core [{block.label}]: {block.value or '(empty)'}")
@@ -75,7 +75,7 @@ def _count(arg: str, default: int, usage: str) -> int:
 
 async def _dump(s: ChatSession, arg: str) -> bool:
     n = _count(arg, 10, "/dump [n]")
-    m = await s.assistant.load_memory(s.user_id, s.chat_id)
+    m = await s.assistant.memory_of(s.user_id, s.chat_id)
     for turn in await m.read_history(max(m.turn_count - n + 1, 1), n):
         flag = " (taken back)" if turn.hidden else ""
         s.say(f"#{turn.seq} {speaker(turn.message)}: {turn.message.content}{flag}")
@@ -184,7 +184,7 @@ async def _usage(s: ChatSession, _: str) -> bool:
         )
     if s.turn_calls:
         s.say(f"calls per turn: {json.dumps(s.turn_calls[-10:])}")
-    m = await s.assistant.load_memory(s.user_id, s.chat_id)
+    m = await s.assistant.memory_of(s.user_id, s.chat_id)
     s.say(
         f"this chat, every session: {m.calls} answer calls, {m.usage.prompt_tokens} prompt + "
         f"{m.usage.completion_tokens} completion tokens"

@@ -34,6 +34,7 @@ class BlocksMode(BrainMode):
     `runtime` and serve every chat."""
 
     name: ClassVar[str] = "blocks"
+    resolves: ClassVar[bool] = False  # block memory retrieves with the text as written
 
     def __init__(self, runtime: Runtime) -> None:
         if runtime.tiers is None:

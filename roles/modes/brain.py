@@ -22,6 +22,7 @@ class BrainMode:
     memory it works on. Subclasses override the steps that differ."""
 
     name: ClassVar[str] = "brain"
+    resolves: ClassVar[bool] = True  # follow-ups are rewritten self-contained (memory.rewrite_followups)
 
     def check(self, runtime: Runtime) -> None:
         """`ConfigError` when `runtime` lacks what the mode needs."""
@@ -39,13 +40,14 @@ class BrainMode:
         prompt = render_talk(
             persona=host.persona,
             text=turn.text,
+            resolved=turn.resolved,
             tokenizer=host.tokenizer,
             history_budget=int(host.context_window * settings.prompt_history_share),
             knowledge=memory.get_knowledge(),
             summary=memory.historical_summary,
             history=memory.history,
             history_tokens=memory.history_tokens,
-            facts=await host.relevant_facts(memory.user_id, turn.text),
+            facts=await host.relevant_facts(memory.user_id, turn.query),
         )
         async for piece in host.talk(turn, prompt):
             yield piece

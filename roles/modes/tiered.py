@@ -212,13 +212,14 @@ class TieredMode(BrainMode):
         base = render_talk(
             persona=host.persona,
             text=turn.text,
+            resolved=turn.resolved,
             tokenizer=host.tokenizer,
             history_budget=int(window * settings.prompt_history_share),
             knowledge=memory.get_knowledge(),
             summary=memory.historical_summary,
             history=memory.history,
             history_tokens=memory.history_tokens,
-            facts=await host.relevant_facts(memory.user_id, turn.text),
+            facts=await host.relevant_facts(memory.user_id, turn.query),
         )
         system = base[0].model_copy(update={"content": f"{base[0].content}\n{MEMGPT_INSTRUCTIONS}"})
         core = ChatMessage(role="system", content=render_blocks(await self.core_blocks(host, memory.user_id)))

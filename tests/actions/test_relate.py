@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from actions.pointers import faithful
 from actions.relate import (
     clearly_unrelated,
     is_related,
+    may_refer,
     parse_relate_and_rewrite,
     parse_verdict,
     relate_and_rewrite,
@@ -112,3 +114,66 @@ async def test_as_role_actions() -> None:
     assert await Summarize(max_words=30).run(llm, context) == "User plans Oslo in May and wants hotels."
     assert "at most 30 words" in (llm.calls[-1].messages[0].content or "")
     assert "User: I am planning a trip to Oslo in May." in llm.calls[-1].prompt_text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Book hotels there for me",
+        "Is it far?",
+        "And tomorrow?",
+        "What about Bergen?",
+        "Why?",
+        "帮我在那里订酒店",
+        "它贵吗？",
+        "那明天呢？",
+        "为什么？",
+        "真不错，再多说说。",
+    ],
+)
+def test_may_refer(text: str) -> None:
+    assert may_refer(CONTEXT, text)
+    assert not may_refer("", text)  # nothing to point back at
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What is the boiling point of water?", "Recommend a novel about the sea.", "Hello!", "水的沸点是多少？"],
+)
+def test_may_not_refer(text: str) -> None:
+    assert not may_refer(CONTEXT, text)
+
+
+def test_chinese_shared_words_are_content_words() -> None:
+    assert not clearly_unrelated("我下周去奥斯陆旅行。", "奥斯陆的博物馆几点开门？")
+    assert clearly_unrelated("我下周去奥斯陆旅行。", "水的沸点是多少度？")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I cleaned the whole apartment today, it took forever.",  # "it" inside its own message
+        "Did you see the news about space travel? Everyone at the office talks about it.",
+        "My neighbour's cat kept barking last night, I hardly slept.",  # time words are not pointers
+        "I had pizza for lunch again, I should try something new.",
+        "这一周天气一直下雨，我几乎没出门。",  # 这周: this week
+        "我午饭又吃了饺子，该换点新花样了。",  # 该: should
+        "王强是先做候鸟迁徙讲座，还是先看杜松之王演唱会？",  # 还是: or
+        "今天我带侄子去了天文馆，他特别喜欢恐龙。",
+    ],
+)
+def test_what_a_message_says_of_itself_does_not_point_back(text: str) -> None:
+    assert not may_refer(CONTEXT, text)
+
+
+def test_a_rewrite_must_be_faithful() -> None:
+    assert faithful("Book hotels in Oslo for me", "Book hotels there for me", CONTEXT)
+    assert faithful("帮我在奥斯陆订酒店", "帮我在那里订酒店", "User: 我下周五飞奥斯陆。")
+    assert not faithful("...", "Book hotels there for me", CONTEXT)
+    assert not faithful("I bought a new laptop in May 2022", "When was that?", CONTEXT)
+
+
+async def test_an_invented_rewrite_is_not_used() -> None:
+    invented = '{"related": true, "rewritten": "I bought a laptop in Berlin for 900 euros"}'
+    llm = ScriptedLLM([invented])
+    assert await relate_and_rewrite(llm, "When was that?", CONTEXT) == "When was that?"

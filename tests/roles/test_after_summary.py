@@ -22,12 +22,12 @@ async def two_exchanges_then_summary(a: Assistant) -> None:
     await a.chat("u", "c", "Hi, I am Ann.")
     await a.chat("u", "c", "Where do I go?")
     assert await a.summarize_now("u", "c") == "SUMMARY"
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert memory.history == [] and memory.summary_upto == 4  # every turn is in the summary now
 
 
 async def visible(a: Assistant) -> list[tuple[int, str, bool]]:
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     return [(t.seq, t.message.content, t.hidden) for t in await memory.read_history(1, 100)]
 
 
@@ -44,7 +44,7 @@ async def test_retry_after_a_summary_answers_the_last_question_again(store: Memo
         (5, "Where do I go?", False),
         (6, "Oslo, in May.", False),
     ]
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert [m.content for m in memory.history] == ["Where do I go?", "Oslo, in May."]
     assert memory.last_talk is None
 
@@ -60,7 +60,7 @@ async def test_rewrite_after_a_summary_replaces_the_last_answer(store: MemorySto
         (4, "Oslo in May.", True),  # the old answer: taken back, still stored
         (5, "You go to Oslo in May, Ann.", False),
     ]
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert [m.content for m in memory.history] == ["You go to Oslo in May, Ann."]
     await a.rewrite("u", "c", "Oslo!")  # the rewritten answer is now the last one
     assert [(s, h) for s, _, h in await visible(a)][-2:] == [(5, True), (6, False)]
@@ -74,7 +74,7 @@ async def test_pop_after_a_summary_takes_back_the_last_turns(store: MemoryStore)
     taken = await a.take_back("u", "c", 2)  # the newest turns not taken back yet
     assert [m.content for m in taken] == ["Hello Ann.", "Where do I go?"]
     assert [h for _, _, h in await visible(a)] == [False, True, True, True]
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert memory.window_tokens == 0 and memory.summary_upto == 4  # summarized turns cost no window
     assert [m.content for m in await a.take_back("u", "c", 5)] == ["Hi, I am Ann."]
     assert await a.take_back("u", "c", 1) == []
@@ -85,11 +85,11 @@ async def test_pop_across_the_summary_and_the_window() -> None:
     a, _ = summarized(store, ["Bring a coat."])
     await two_exchanges_then_summary(a)
     await a.chat("u", "c", "What should I pack?")
-    before = await a.load_memory("u", "c")
+    before = await a.memory_of("u", "c")
     assert before.window_tokens > 0
     taken = await a.take_back("u", "c", 3)  # two in the window, one in the summary
     assert [m.content for m in taken] == ["Oslo in May.", "What should I pack?", "Bring a coat."]
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert memory.history == [] and memory.window_tokens == 0
 
 

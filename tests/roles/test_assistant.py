@@ -50,7 +50,7 @@ async def test_one_call_per_turn_and_memory_across_instances() -> None:
     assert second[1].content == "My name is Ann." and second[-1].content == "What is my name?"
     assert sum(m.content == "What is my name?" for m in second) == 1  # the user text once
     assert "You are Lily, an assistant." in (second[0].content or "")
-    memory = await again.load_memory("u1", "c1")
+    memory = await again.memory_of("u1", "c1")
     assert [m.role for m in memory.history] == ["user", "assistant", "user", "assistant"]
     assert memory.last_talk is None
 
@@ -58,7 +58,7 @@ async def test_one_call_per_turn_and_memory_across_instances() -> None:
 async def test_knowledge_and_summary_are_labelled_system_context() -> None:
     store = InMemoryStore()
     a = assistant(ScriptedLLM(["ok"]), store)
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     from brain import Message
 
     memory.add_knowledge(Message(content="Ann is vegetarian."))
@@ -77,12 +77,12 @@ async def test_failed_llm_call_leaves_memory_and_last_talk() -> None:
     a = assistant(llm, store)
     with pytest.raises(LLMError):
         await a.chat("u", "c", "Hello?")
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert memory.history == [] and memory.last_talk == "Hello?"
     assert await a.pending("u", "c") == "Hello?"
     retried = "".join([p async for p in a.retry_stream("u", "c")])
     assert retried == "Recovered answer"  # retrying the turn works
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert [m.content for m in memory.history] == ["Hello?", "Recovered answer"] and memory.last_talk is None
 
 
@@ -149,7 +149,7 @@ async def test_summarizes_only_when_the_budget_says_so() -> None:
         await a.chat("u", "c", f"Message number {i} with a few extra words to take up tokens.")
     assert len(llm.calls) == 40  # one call per turn
     assert 1 <= len(memory_llm.calls) <= 10  # summaries now and then, not every turn
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     assert memory.historical_summary == "SUMMARY" and memory.window_tokens <= 300
     for call in llm.calls:
         history_tokens = sum(

@@ -72,7 +72,7 @@ async def test_retry_and_rewrite_reach_the_blocks_and_forget_erases_them(
         "hello there",
         "my own answer",
     ]
-    assert [m.content for m in (await assistant.load_memory("bo", "c")).history] == [
+    assert [m.content for m in (await assistant.memory_of("bo", "c")).history] == [
         "hello there",
         "my own answer",
     ]

@@ -36,7 +36,7 @@ async def test_every_mode_runs_on_the_memory_backend(mode: str, strategy: type, 
     assistant = Assistant.for_runtime(local_runtime(llm, settings=settings, backend=backend))
     assert type(assistant.mode) is strategy
     assert await assistant.chat("ann", "c1", "Hi, I am Ann.") == "Hello Ann."
-    memory = await assistant.load_memory("ann", "c1")
+    memory = await assistant.memory_of("ann", "c1")
     assert [m.content for m in memory.history] == ["Hi, I am Ann.", "Hello Ann."]
     [row] = await backend.usage.rows("ann")
     assert (row.chat_id, row.model, row.calls) == ("c1", llm.model, 1) and row.prompt_tokens > 0

@@ -95,7 +95,7 @@ async def test_a_due_summary_rides_on_the_extraction_call(redis_client: aioredis
     for i in range(3):  # 2, 4, 6 turns: the third batch passes 0.75 x 6 unsummarized turns
         await assistant.chat("di", "c", f"note T{i}")
         assert (await worker.run_once(block_ms=None)).calls == 1
-    memory = await assistant.load_memory("di", "c")
+    memory = await assistant.memory_of("di", "c")
     assert memory.historical_summary == "Said: T0 T1"  # the oldest 3 of 6 turns, in the same single call
     assert [m.content for m in memory.history] == ["ok 1", "note T2", "ok 2"]
     memory_llm.assert_consumed()
@@ -119,7 +119,7 @@ async def test_a_busy_chat_is_read_in_batches_and_a_quiet_one_after_idle_seconds
     await assistant.chat("ed", "c", "I like tea 2")
     report = await worker.run_once(block_ms=None, hold=True)  # 6 turns: one batch, one call
     assert (report.turns, report.calls) == (6, 1) and "tea 0" in memory_llm.calls[0].prompt_text
-    await assistant.chat("ed", "c", "just one more")
+    await assistant.chat("ed", "c", "just a quick note")
     assert (await worker.run_once(block_ms=None, hold=True)).calls == 0
     await asyncio.sleep(0.35)
     assert (await worker.run_once(block_ms=None, hold=True)).turns == 2  # quiet for idle_seconds
@@ -221,3 +221,23 @@ async def test_chats_are_applied_in_parallel_up_to_the_limit(redis_client: aiore
         await Assistant(runtime).chat(user, "c", f"I am {user}")
     report = await FactWorker(runtime).run_once(block_ms=None)
     assert (report.chats, report.calls, peak) == (4, 4, 3)
+
+
+async def test_the_workers_fold_keeps_a_chinese_chat_in_chinese(redis_client: aioredis.Redis) -> None:
+    def extract_and_fold(call: ScriptedCall) -> str:
+        system = call.messages[0].content or ""
+        assert "in the conversation's language" in system and "我记下了" in (call.messages[1].content or "")
+        return json.dumps({"facts": [], "summary": "用户记下了三件事。"})
+
+    facts = FACTS_ON.facts.model_copy(update={"batch_turns": 2})
+    settings = FACTS_ON.model_copy(update={"window_max_turns": 6, "summarize_share": 0.75, "facts": facts})
+    memory_llm = ScriptedLLM([extracted()] * 2 + [extract_and_fold])
+    runtime = make_runtime(
+        ScriptedLLM(["好的。"] * 3), client=redis_client, memory_settings=settings, memory_llm=memory_llm
+    )
+    assistant, worker = Assistant(runtime), FactWorker(runtime)
+    for i in range(3):
+        await assistant.chat("zh", "c", f"我记下了第{i}件事。")
+        await worker.run_once(block_ms=None)
+    assert (await assistant.memory_of("zh", "c")).historical_summary == "用户记下了三件事。"
+    memory_llm.assert_consumed()

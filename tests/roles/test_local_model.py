@@ -68,7 +68,7 @@ async def test_a_configured_endpoint_always_wins(tmp_path: Path, redis_server_ur
 async def test_a_chat_streams_and_is_remembered(tmp_path: Path, redis_server_url: str) -> None:
     async with Assistant.from_settings(settings(tmp_path, redis_server_url)) as assistant:
         pieces = [p async for p in assistant.chat_stream("ann", "c1", "Hello! I'm Ann and I like green tea.")]
-        memory = await assistant.load_memory("ann", "c1")
+        memory = await assistant.memory_of("ann", "c1")
     assert len(pieces) > 1 and "".join(pieces).strip()
     assert [m.role for m in memory.history] == ["user", "assistant"]
     assert memory.history[1].content == "".join(pieces)

@@ -37,7 +37,7 @@ async def test_concurrent_users_never_see_each_other(backend: str, redis_client:
     replies = await asyncio.gather(*(user(u) for u in range(users)))
     for u, got in enumerate(replies):
         assert got == [f"echo: marker-{u}-turn-{t}" for t in range(turns)]
-        memory = await a.load_memory(f"user-{u}", "c")
+        memory = await a.memory_of(f"user-{u}", "c")
         assert all(f"marker-{u}-" in m.content for m in memory.history) and len(memory.history) == 2 * turns
     assert a.busy_chats == 0  # the lock table holds only chats in use
 
@@ -53,7 +53,7 @@ async def test_turns_of_one_chat_run_one_at_a_time() -> None:
     llm = ScriptedLLM([echo] * 20)
     a = Assistant(make_runtime(llm))
     await asyncio.gather(*(a.chat("u", "c", f"line {i}") for i in range(10)))
-    memory = await a.load_memory("u", "c")
+    memory = await a.memory_of("u", "c")
     roles = [m.role for m in memory.history]
     assert roles == ["user", "assistant"] * 10  # never two questions in a row
     for question, answer in zip(memory.history[::2], memory.history[1::2], strict=True):
@@ -113,7 +113,7 @@ async def test_forget_user_erases_every_tier(mode: str, redis_client: aioredis.R
     assert await runtime.store.list_chats("alice") == []
     for user in ("bob", "alice:c1"):  # other tenants, even with look-alike ids, keep everything
         assert await user_keys(runtime.tiers, user)
-        assert len((await agent.load_memory(user, "c1" if user == "bob" else "x")).history) == 2
+        assert len((await agent.memory_of(user, "c1" if user == "bob" else "x")).history) == 2
     assert len(user_patterns("brain", "alice")) == 6
 
 
@@ -123,13 +123,13 @@ async def test_each_chat_keeps_its_own_usage(redis_client: aioredis.Redis) -> No
     await asyncio.gather(
         a.chat("u1", "c", "one"), a.chat("u2", "c", "two words here"), a.chat("u1", "c", "three")
     )
-    first, second = await a.load_memory("u1", "c"), await a.load_memory("u2", "c")
+    first, second = await a.memory_of("u1", "c"), await a.memory_of("u2", "c")
     assert (first.calls, second.calls) == (2, 1)
     by_call = {c.messages[-1].content: c.prompt_tokens for c in llm.calls}
     assert first.usage.prompt_tokens == by_call["one"] + by_call["three"]
     assert second.usage.prompt_tokens == by_call["two words here"] and second.usage.completion_tokens > 0
     await a.forget("u1", "c")
-    assert (await a.load_memory("u1", "c")).calls == 0  # usage goes with the chat
+    assert (await a.memory_of("u1", "c")).calls == 0  # usage goes with the chat
 
 
 async def test_erasure_reaches_recall_left_under_the_old_namespace(redis_client: aioredis.Redis) -> None:

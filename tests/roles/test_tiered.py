@@ -94,13 +94,17 @@ async def test_archival_insert_and_search_and_conversation_search(redis_client: 
             say("You asked about it before."),
         ]
     )
-    agent = tiered(llm, redis_client)
+    rewrites = ScriptedLLM([json.dumps({"related": True, "rewritten": "Did I mention my passport?"})])
+    agent = tiered(llm, redis_client, memory_llm=rewrites)
     await agent.chat("u3", "c", "Note my passport expiry")
     assert await agent.chat("u3", "c", "When does my passport expire?") == "It expires in 2027."
     found = json.loads([m.content for m in llm.calls[3].messages if m.role == "tool"][-1] or "")
     assert found["total"] == 1 and found["results"][0]["text"] == "Ann's passport expires in 2027"
     assert found["results"][0]["tags"] == ["docs"]
-    await agent.chat("u3", "c", "Did I mention it?")
+    await agent.chat("u3", "c", "Did I mention it?")  # rewritten on the memory model, answered as asked
+    assert len(rewrites.calls) == 1 and "Did I mention my passport?" in (
+        llm.calls[4].messages[-1].content or ""
+    )
     recall = json.loads([m.content for m in llm.calls[5].messages if m.role == "tool"][-1] or "")
     assert recall["total"] >= 2 and any(
         r["text"] == "User: Note my passport expiry" for r in recall["results"]
@@ -159,7 +163,7 @@ async def test_no_message_to_the_user_is_an_error_and_changes_nothing(redis_clie
     with pytest.raises(LLMError, match="the model failed"):
         await agent.chat("u6", "c", "hello")
     assert [bool(c.tools) for c in llm.calls] == [True, True, True, False]  # the last step offers no tools
-    memory = await agent.load_memory("u6", "c")
+    memory = await agent.memory_of("u6", "c")
     assert memory.history == [] and memory.last_talk == "hello"
 
 
@@ -292,7 +296,7 @@ async def test_summarizes_before_the_prompt_would_overflow(redis_client: aioredi
     for i in range(10):
         await agent.chat("u13", "c", f"question {i} " + "words " * 40)
     assert memory_llm.calls  # the budget share alone (1.0) would never have asked
-    memory = await agent.load_memory("u13", "c")
+    memory = await agent.memory_of("u13", "c")
     assert memory.historical_summary and memory.summary_upto > 0
 
 
@@ -321,5 +325,5 @@ async def test_send_message_streams_through_the_openai_client(
         agent = TieredAssistant(make_runtime(llm, client=redis_client))
         got = [piece async for piece in agent.chat_stream("u15", "c", "Hallo")]
     assert "".join(got) == message and len(got) > 3  # it arrived piece by piece
-    memory = await agent.load_memory("u15", "c")
+    memory = await agent.memory_of("u15", "c")
     assert memory.history[-1].content == message

@@ -1,9 +1,10 @@
 """The embedded Valkey server used when no Redis URL is configured.
 
 One server per `home`: the first process starts it, others attach to it. Every process using it is recorded
-(its pid, under a file lock); the server stops when the last live user stops, so it outlives any one of them
-while another still uses it. A user that was killed is dropped from the record by the next one. Data
-persists in `home/valkey` as an append-only file (fsync every second), so memory survives restarts.
+(its pid, once per attachment, under a file lock); the server stops when the last live user stops, so it
+outlives any one of them while another still uses it. A user that was killed is dropped from the record by
+the next one. Data persists in `home/valkey` as an append-only file (fsync every second), so memory survives
+restarts.
 """
 
 from __future__ import annotations
@@ -85,12 +86,12 @@ class EmbeddedValkey:
             current = self._read_state()
             if current is None or current.get("port") != state["port"]:
                 return  # someone else already stopped it
-            users = [pid for pid in _live(current.get("users", [])) if pid != os.getpid()]
+            users = _live(current.get("users", []))
+            if os.getpid() in users:  # one entry per attachment: this process may hold another
+                users.remove(os.getpid())
             if users:
                 self._write_state({**current, "users": users})
-                _log.info(
-                    "left embedded Valkey on port %s to %d other process(es)", state["port"], len(users)
-                )
+                _log.info("left embedded Valkey on port %s to %d other user(s)", state["port"], len(users))
                 return
             try:
                 _shutdown(current)

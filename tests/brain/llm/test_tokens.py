@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer, _load
@@ -60,8 +60,11 @@ tok = Tokenizer.for_model("x", OFFLINE_ENCODING)
 
 
 @given(st.text(max_size=400), st.integers(min_value=0, max_value=60))
+@example("\x80\x81", 1)  # one token ends inside a character: never a replacement character
+@example("我喜欢绿茶", 2)
 def test_truncate_fits_and_is_a_prefix(text: str, limit: int) -> None:
     cut = tok.truncate(text, limit)
+    assert text.startswith(cut)
     assert tok.count(cut) <= max(limit, 0) or cut == text
     if tok.count(text) <= limit:
         assert cut == text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -366,6 +367,51 @@ def test_examples_run_as_written(openai_server: ScriptedOpenAIServer) -> None:
         "[Writer] Leaves fall\non the fjord" in second.stdout and "[Reviewer] Lovely rhythm." in second.stdout
     )
     assert "done: no role has anything left to do after 2 rounds" in second.stdout
+
+
+def readme_block(marker: str) -> str:
+    """The README's python block that contains `marker`."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    [block] = [b for b in blocks if marker in b]
+    return block
+
+
+def run_python(code: str, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=90, env=env, cwd=ROOT
+    )
+
+
+def test_readme_library_example_runs_with_only_the_environment(
+    openai_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    facts = {"facts": [{"text": "Alice is vegetarian", "category": "preferences", "valid_at": None}]}
+    openai_server.script(Chat("Noted, Alice!"), Chat("To Oslo, in May."), Chat(json.dumps(facts)))
+    env = {**with_defaults(env_for(openai_server)), "PYTHONPATH": str(ROOT)}
+    result = run_python(readme_block("Assistant.from_settings(settings"), tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Noted, Alice!\nTo Oslo, in May."
+    first = openai_server.chat_requests()[0]
+    assert first.headers.get("authorization") == "Bearer sk-test"  # the key from the environment
+
+
+def test_coming_from_metagpt_runs_as_written(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
+    rewrite = {"related": True, "rewritten": "Book hotels in Oslo for me."}
+    example = (ROOT / "examples" / "metagpt.py").read_text()
+    block = readme_block("from roles.metagpt import")
+    assert block.strip() in example.replace(
+        'if __name__ == "__main__":\n    ', ""
+    )  # README shows the example
+    env = {**with_defaults(env_for(openai_server)), "PYTHONPATH": str(ROOT)}
+    for code in (block, example):
+        openai_server.script(Chat("Great, Oslo!"), Chat(json.dumps(rewrite)), Chat("Booked."))
+        result = run_python(code, tmp_path, env)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "Great, Oslo!\nBooked.\nRemember: aisle seat.\n"
+    talk = openai_server.chat_requests()[-1].body["messages"][-1]["content"]
+    assert talk.startswith("Book hotels there for me.") and "Book hotels in Oslo for me." in talk
 
 
 def test_memory_load_documents(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ async def test_export_to_a_missing_directory_keeps_the_session(tmp_path: Path) -
     target = tmp_path / "no" / "such" / "dir" / "chat.json"
     assert await s.handle(f"/export {target}")
     assert error_lines(out) == [f"error: /export: cannot write {target}: No such file or directory"]
-    assert await s.handle("are you there?")  # the session goes on
+    assert await s.handle("are you still with me?")  # the session goes on
     assert out.getvalue().endswith("Still here.\n") and not s.failed
     assert await s.handle(f"/export {tmp_path}")  # a directory, not a file
     assert error_lines(out)[-1] == f"error: /export: cannot write {tmp_path}: Is a directory"
@@ -83,7 +83,7 @@ async def test_a_bad_number_is_refused_and_nothing_is_taken_back(line: str) -> N
     assert await s.handle(line)
     command, _, arg = line.partition(" ")
     assert error_lines(out) == [f"error: {command}: {arg!r} is not a number of turns; usage: {command} [n]"]
-    memory = await s.assistant.load_memory("u", "c")
+    memory = await s.assistant.memory_of("u", "c")
     assert len(memory.history) == 2  # /pop x used to take back one turn
 
 
@@ -126,7 +126,7 @@ async def test_a_store_failure_in_a_command_is_one_line(monkeypatch: pytest.Monk
 def test_brain_chat_survives_a_failed_export(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> None:
     openai_server.script(Chat("Hello!"), Chat("Still here."))
     target = tmp_path / "missing" / "chat.json"
-    lines = ["hi", f"/export {target}", f"/import {tmp_path / 'nothing.json'}", "/pop x", "still there?"]
+    lines = ["hi", f"/export {target}", f"/import {tmp_path / 'nothing.json'}", "/pop x", "still with me?"]
     result = brain("chat", env=env_for(openai_server), stdin="\n".join(lines) + "\n")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [

@@ -130,3 +130,16 @@ async def test_server_outlives_the_first_of_two_users(tmp_path: Path) -> None:
     assert state(home) is None and not _pid_alive(server_pid)  # the last user stopped it
     second.stdin.close()
     second.stdout.close()
+
+
+def test_two_attachments_of_one_process_each_keep_the_server(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    first, second = EmbeddedValkey(home), EmbeddedValkey(home)
+    first.start()
+    second.start()  # the same process attaches a second time (two runtimes, e.g. two contexts)
+    recorded = state(home)
+    assert recorded is not None and recorded["users"] == [os.getpid(), os.getpid()]
+    first.stop()
+    assert _pid_alive(recorded["pid"]) and state(home) is not None  # the second still uses it
+    second.stop()
+    assert not _pid_alive(recorded["pid"])
