@@ -26,6 +26,7 @@ _PRONOUNS = frozenset("it its it's itself he him his she her they them their the
 _DEMONSTRATIVES = frozenset(
     "that those these there same another else previous earlier former latter above ones".split()
 )
+_POINTERS = _PRONOUNS | _DEMONSTRATIVES
 _CONTINUES = re.compile(
     r"^\W*(and|but|or|so|then|also|what about|how about|what if|same for|why not|why|how come)\b", re.I
 )
@@ -59,6 +60,8 @@ def _lead(text: str, parts: re.Pattern[str], size: int = 3) -> str:
 
 def _english(text: str) -> bool:
     words = [w.lower() for w in _WORD.findall(text)]
+    if not _POINTERS.intersection(words):
+        return bool(_CONTINUES.search(text))
     short = len(words) <= _SHORT_WORDS
     if set(words if short else _WORD.findall(_lead(text, _CLAUSE).lower())) & _PRONOUNS:
         return True

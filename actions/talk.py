@@ -38,6 +38,12 @@ def _chat_message(role: Literal["user", "assistant"], content: str) -> ChatMessa
     return ChatMessage(role=role, content=content)
 
 
+@functools.lru_cache(maxsize=1_024)
+def _system_message(persona: Persona) -> ChatMessage:
+    """The persona's system message, made once per persona (a frozen value) rather than every turn."""
+    return ChatMessage(role="system", content=persona.system_prompt())
+
+
 def render_talk(
     *,
     persona: Persona,
@@ -54,7 +60,7 @@ def render_talk(
     """The answer prompt. Pure. Recent turns are dropped oldest-first to fit `history_budget` tokens;
     `history_tokens` (the stored cost of each turn) saves counting them again. `resolved`, the text made
     self-contained by `refine_memory`, goes beside the user's own words (which are sent once)."""
-    messages = [ChatMessage(role="system", content=persona.system_prompt())]
+    messages = [_system_message(persona)]
     if knowledge:
         messages.append(ChatMessage(role="system", content=f"Knowledge you can rely on:\n{knowledge}"))
     if summary:

@@ -20,6 +20,7 @@ cannot meet, and `user_patterns` finds exactly one user's keys with a SCAN.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 
 from pydantic import BaseModel, ConfigDict
@@ -91,6 +92,17 @@ def readable_id(raw: bytes) -> str | bytes:
 
 def encode_id(value: str | bytes, what: str = "id") -> str:
     """A key-safe, collision-free encoding of an id (`[A-Za-z0-9_-]` only, starting with b or h)."""
+    if type(value) in (str, bytes) and 0 < len(value) <= 256:  # the ids every turn names again: remembered
+        return _encode_short(value, what)
+    return _encode(value, what)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _encode_short(value: str | bytes, what: str) -> str:
+    return _encode(value, what)
+
+
+def _encode(value: str | bytes, what: str) -> str:
     raw = raw_id(value, what)
     if len(raw) <= _MAX_INLINE:
         return "b" + base64.urlsafe_b64encode(raw).decode().rstrip("=")

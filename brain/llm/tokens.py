@@ -35,6 +35,9 @@ class Tokenizer:
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self.encoding = encoding
+        # Lines of a chat are counted again and again (each summary attempt, each window fit): short
+        # texts are remembered, a bounded number of them.
+        self._short = functools.lru_cache(maxsize=16_384)(self._encode_count)
 
     @classmethod
     def for_model(cls, model: str, encoding: str | None = None) -> Tokenizer:
@@ -49,6 +52,9 @@ class Tokenizer:
         return self.encoding.name
 
     def count(self, text: str) -> int:
+        return self._short(text) if len(text) <= 2_048 else self._encode_count(text)
+
+    def _encode_count(self, text: str) -> int:
         return len(self.encoding.encode(text, disallowed_special=()))
 
     def count_turn(self, text: str) -> int:

@@ -128,9 +128,10 @@ class BrainMemory(BaseModel):
 
     @property
     def tokenizer(self) -> Tokenizer:
-        if self._tokenizer is None:
-            self._tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
-        return self._tokenizer
+        tokenizer = self._tokenizer
+        if tokenizer is None:
+            tokenizer = self._tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
+        return tokenizer
 
     def _bound(self) -> tuple[MemoryStore, Conversation]:
         if self._store is None:
@@ -165,8 +166,9 @@ class BrainMemory(BaseModel):
         )
         result = await store.write(conv, batch)
         self._pending_calls, self._pending_usage, self._pending_spent = 0, None, ()
+        seqs = self._seqs
         for (message, _), seq in zip(self._pending, result.seqs, strict=True):
-            self._seqs[message.id] = seq
+            seqs[message.id] = seq
         self._pending, self._pending_knowledge, self._pending_ids = [], [], set()
         self._saved_talk = talk
         if self._answered:
@@ -194,17 +196,16 @@ class BrainMemory(BaseModel):
         """Append a turn; a message id already present is ignored (appends are idempotent)."""
         msg = _message(msg)
         size = len(msg.content.encode("utf-8", "surrogatepass"))
-        if size > self._settings.max_message_bytes:
-            raise InputError(
-                f"message {msg.id} is {size} bytes; "
-                f"memory.max_message_bytes is {self._settings.max_message_bytes}"
-            )
-        if msg.id in self._seqs or msg.id in self._pending_ids:
+        limit = self._settings.max_message_bytes
+        if size > limit:
+            raise InputError(f"message {msg.id} is {size} bytes; memory.max_message_bytes is {limit}")
+        pending_ids = self._pending_ids
+        if msg.id in self._seqs or msg.id in pending_ids:
             return
         self.history.append(msg)
         tokens = self._tokens[msg.id] = self.tokenizer.count_turn(msg.content)
         self._pending.append((msg, tokens))
-        self._pending_ids.add(msg.id)
+        pending_ids.add(msg.id)
         self.last_history_id = msg.id
         self.is_dirty = True
 
@@ -254,7 +255,8 @@ class BrainMemory(BaseModel):
     @property
     def history_tokens(self) -> list[int]:
         """Token cost of each turn in `history`, as stored (no re-counting)."""
-        return [self._tokens.get(m.id) or self.tokenizer.count_turn(m.content) for m in self.history]
+        tokens = self._tokens  # private attributes are slow to reach in pydantic: once, not per turn
+        return [tokens.get(m.id) or self.tokenizer.count_turn(m.content) for m in self.history]
 
     @property
     def is_history_available(self) -> bool:

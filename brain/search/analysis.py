@@ -165,11 +165,17 @@ def terms(text: str, *, chars: bool = True) -> list[str]:
     return [w for w, _ in _terms(text, chars)]
 
 
+@functools.lru_cache(maxsize=4_096)
+def _query(query: str) -> tuple[tuple[str, bool], ...]:
+    """A query's terms, analysed once however many searches of one turn ask (facts, graph, recall)."""
+    return tuple(_terms(query, True))
+
+
 def query_weights(query: str) -> dict[str, float]:
     """The terms of `query` (as `terms` gives them) and their weights: 1 for a word, `CHAR_WEIGHT` for a
     character of a longer Chinese word (1 when the query also has it as a word of its own). Pure."""
     weights: dict[str, float] = {}
-    for term, char in _terms(query, True):
+    for term, char in _query(query):
         weight = CHAR_WEIGHT if char else 1.0
         if weight > weights.get(term, 0.0):
             weights[term] = weight
@@ -178,7 +184,7 @@ def query_weights(query: str) -> dict[str, float]:
 
 def searchable(text: str) -> bool:
     """Whether `text` has anything a lexical search can look for (not only stop words or punctuation)."""
-    return bool(terms(text))
+    return bool(_query(text))
 
 
 def term_counts(text: str, *, chars: bool = True) -> Counter[str]:
