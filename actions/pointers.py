@@ -15,7 +15,7 @@ import re
 
 import jieba
 
-from brain.search.analysis import terms
+from brain.search.analysis import HAN, terms
 
 __all__ = ["faithful", "points_back"]
 
@@ -39,13 +39,12 @@ _CONTINUES_ZH = re.compile(
     r"(^\W*(那么?|还有|另外|然后|所以|但是?))|(呢\W*$)|(^\W*(为什么|为啥|怎么会|真的吗)\W*$)"
     r"|((再|多|具体|详细)(说说|讲讲|说一下|讲一下))"
 )
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _SHORT_WORDS, _SHORT_CHARS = 8, 12  # a message this short is read whole
 
 
 def _size(text: str) -> int:
     """Words in `text`, two Chinese characters counting as one."""
-    return len(_HAN.findall(text)) // 2 + len(_WORD.findall(_HAN.sub(" ", text)))
+    return sum(map(len, HAN.findall(text))) // 2 + len(_WORD.findall(HAN.sub(" ", text)))
 
 
 def _lead(text: str, parts: re.Pattern[str], size: int = 3) -> str:
@@ -81,7 +80,7 @@ def points_back(text: str) -> bool:
     """True when `text` may need an earlier conversation to be understood (see the module's rules)."""
     if not text.strip():
         return False
-    return _english(text) or (bool(_HAN.search(text)) and _chinese(text))
+    return _english(text) or (bool(HAN.search(text)) and _chinese(text))
 
 
 def faithful(rewritten: str, text: str, context: str, *, slack: float = 0.25) -> bool:

@@ -34,6 +34,7 @@ __all__ = [
     "archival_base",
     "blocks_base",
     "check_id",
+    "conversation_ids",
     "conversation_keys",
     "core_key",
     "encode_id",
@@ -156,6 +157,28 @@ def conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -
     user = encode_id(user_id, "user_id")
     chat = encode_id(chat_id, "chat_id")
     return ConversationKeys(base=f"{prefix}:{{{user}.{chat}}}")
+
+
+def conversation_ids(base: str, prefix: str) -> tuple[str | bytes, str | bytes] | None:
+    """The (user_id, chat_id) whose `conversation_keys(prefix, ...).base` is `base`; None for any other
+    text, and for a base naming a long id (those are hashed, not encoded). Pure."""
+    head, tail = f"{prefix}:{{", "}"
+    if not (base.startswith(head) and base.endswith(tail)):
+        return None
+    user, _, chat = base[len(head) : -len(tail)].partition(".")
+    try:
+        user_id, chat_id = _decode_id(user), _decode_id(chat)
+        found = conversation_keys(prefix, user_id, chat_id).base == base
+    except (ValueError, InputError):
+        return None
+    return (user_id, chat_id) if found else None
+
+
+def _decode_id(encoded: str) -> str | bytes:
+    """The id an inlined `encode_id` result stands for (`ValueError` for anything else)."""
+    if not encoded.startswith("b"):
+        raise ValueError("not an inlined id")
+    return readable_id(base64.urlsafe_b64decode(encoded[1:] + "=" * (-len(encoded[1:]) % 4)))
 
 
 def recall_base(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> str:

@@ -11,17 +11,17 @@ and a failed read is an error, never an empty memory.
 
 from __future__ import annotations
 
-import base64
-import re
 from typing import Any
 
 from pydantic import ConfigDict, PrivateAttr
 
-from actions.relate import clearly_unrelated, context_of, parse_verdict, render_is_related
+from actions.relate import context_of
+from actions.relate import is_related as related
 from actions.relate import rewrite as rewrite_text
 from actions.summarizer import Summarizer
 from actions.title import make_title
 from brain.errors import InputError
+from brain.keys import conversation_ids, conversation_keys
 from brain.llm.protocol import LLM
 from brain.llm.tokens import Tokenizer
 from brain.memory import brain_memory as base
@@ -31,23 +31,11 @@ from roles.context import Context
 
 __all__ = ["BrainMemory", "conversation_of"]
 
-_OURS = re.compile(r"^(?P<prefix>.+):\{b(?P<user>[A-Za-z0-9_-]*)\.b(?P<chat>[A-Za-z0-9_-]*)\}$")
 
-
-def _decode(part: str) -> str:
-    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode("utf-8", "surrogatepass")
-
-
-def conversation_of(redis_key: str, prefix: str, user_id: str | bytes) -> tuple[str | bytes, str]:
+def conversation_of(redis_key: str, prefix: str, user_id: str | bytes) -> tuple[str | bytes, str | bytes]:
     """The (user, chat) a MetaGPT-style key names: one made by `to_redis_key` under `prefix` gives its own
     ids; any other key is a chat of `user_id`. Pure."""
-    match = _OURS.match(redis_key)
-    if match and match["prefix"] == prefix:
-        try:
-            return _decode(match["user"]), _decode(match["chat"])
-        except ValueError:
-            pass
-    return user_id, redis_key
+    return conversation_ids(redis_key, prefix) or (user_id, redis_key)
 
 
 class BrainMemory(base.BrainMemory):
@@ -73,27 +61,19 @@ class BrainMemory(base.BrainMemory):
     ) -> BrainMemory:
         """Ours: `loads(store, user_id, chat_id)`. MetaGPT's: `loads(redis_key=...)` from the context's
         store (an empty key gives an empty, unbound memory, as MetaGPT's does)."""
-        if store is not None:
-            if user_id is None or chat_id is None or redis_key is not None:
-                raise InputError("loads(store, user_id, chat_id), or loads(redis_key=...), not both")
-            loaded = await super().loads(
-                store, user_id, chat_id, settings=settings, tokenizer=tokenizer, pending=pending
-            )
-            assert isinstance(loaded, cls)
-            return loaded
-        if redis_key is None:
-            raise InputError("loads needs a store, user_id and chat_id, or redis_key=...")
-        if not redis_key:
-            return cls()
-        runtime = await (context or Context.default()).runtime()
-        user, chat = conversation_of(redis_key, runtime.settings.redis.key_prefix, user_id or "default")
+        if store is None:
+            if redis_key is None:
+                raise InputError("loads needs a store, user_id and chat_id, or redis_key=...")
+            if not redis_key:
+                return cls()
+            runtime = await (context or Context.default()).runtime()
+            store, settings = runtime.store, settings or runtime.settings.memory
+            tokenizer, prefix = tokenizer or runtime.tokenizer, runtime.settings.redis.key_prefix
+            user_id, chat_id = conversation_of(redis_key, prefix, user_id or "default")
+        elif user_id is None or chat_id is None or redis_key is not None:
+            raise InputError("loads(store, user_id, chat_id), or loads(redis_key=...), not both")
         loaded = await super().loads(
-            runtime.store,
-            user,
-            chat,
-            settings=settings or runtime.settings.memory,
-            tokenizer=tokenizer or runtime.tokenizer,
-            pending=pending,
+            store, user_id, chat_id, settings=settings, tokenizer=tokenizer, pending=pending
         )
         assert isinstance(loaded, cls)
         return loaded
@@ -105,8 +85,16 @@ class BrainMemory(base.BrainMemory):
         chat the key names (binding a standalone memory to it: its turns, knowledge, summary and pending
         text are written, each once). `timeout_sec` must be None or the configured `memory.ttl_seconds`:
         chats expire only as configured."""
-        if redis_key is None:
-            return await super().dumps()
+        if redis_key is not None:
+            await self._to_key(redis_key, timeout_sec, context)
+        written = await super().dumps()
+        if self._summary_to_write:
+            await self._commit_summary(self._summary_to_write, self.summary_upto, 0)
+            self._summary_to_write = ""
+        return written
+
+    async def _to_key(self, redis_key: str, timeout_sec: int | None, context: Context | None) -> None:
+        """Check `dumps(redis_key=...)`'s arguments; attach a standalone memory to the chat the key names."""
         runtime = await (context or Context.default()).runtime()
         ttl = runtime.settings.memory.ttl_seconds
         if timeout_sec is not None and timeout_sec != ttl:
@@ -114,27 +102,21 @@ class BrainMemory(base.BrainMemory):
                 f"dumps(timeout_sec={timeout_sec}): chats expire as memory.ttl_seconds says ({ttl}); "
                 "set it (BRAIN_MEMORY_TTL_SECONDS) instead"
             )
-        user, chat = conversation_of(redis_key, runtime.settings.redis.key_prefix, self.user_id)
+        prefix = runtime.settings.redis.key_prefix
+        user, chat = conversation_of(redis_key, prefix, self.user_id)
         if self._store is None:
             self.user_id, self.chat_id = user, chat
-            self._bind(runtime.store, runtime.settings.memory, runtime.tokenizer)
-            self._adopt()
-        elif (user, chat) != (self.user_id, self.chat_id) and (
-            str(user),
-            str(chat),
-        ) != (str(self.user_id), str(self.chat_id)):
+            self.attach(runtime.store, runtime.settings.memory, runtime.tokenizer)
+        elif conversation_keys(prefix, user, chat) != conversation_keys(prefix, self.user_id, self.chat_id):
             raise InputError(
                 f"this memory is {self.user_id!r}/{self.chat_id!r}'s; {redis_key!r} names another chat "
                 "(copy a chat with export and import)"
             )
-        written = await super().dumps()
-        if self._summary_to_write:
-            await self._commit_summary(self._summary_to_write, self.summary_upto, 0)
-            self._summary_to_write = ""
-        return written
 
-    def _adopt(self) -> None:
-        """A standalone memory about to be written: its turns and knowledge become pending."""
+    def attach(self, store: MemoryStore, settings: MemorySettings, tokenizer: Tokenizer | None) -> None:
+        """Bind a standalone memory (built, or loaded from JSON) to `store`: its turns, knowledge and
+        summary become pending, written by the next `dumps()` (each turn once: appends are idempotent)."""
+        self._bind(store, settings, tokenizer)
         turns, knowledge = list(self.history), list(self.knowledge)
         self.history, self.knowledge = [], []
         for message in turns:
@@ -182,10 +164,7 @@ class BrainMemory(base.BrainMemory):
     async def is_related(text1: str, text2: str, llm: LLM) -> bool:
         """Whether the new text `text1` depends on `text2` (the conversation); strict TRUE/FALSE parsing, no
         call when `text1` clearly does not."""
-        if clearly_unrelated(text2, text1):
-            return False
-        reply = await llm.complete(render_is_related(text2, text1), max_tokens=5)
-        return parse_verdict(reply.content or "")
+        return await related(llm, text2, text1)
 
     @staticmethod
     async def rewrite(sentence: str, context: str, llm: LLM) -> str:

@@ -63,6 +63,14 @@ class Context:
             self._opened[loop] = (stack, runtime)
         return self._opened[loop][1]
 
+    def opened(self) -> Runtime | None:
+        """The runtime already open in the running event loop, if any (opens nothing)."""
+        try:
+            found = self._opened.get(asyncio.get_running_loop())
+        except RuntimeError:  # no running loop
+            return None
+        return found[1] if found is not None else None
+
     async def llm(self) -> LLM:
         """The configured LLM client (owned by this context)."""
         return (await self.runtime()).llm
@@ -96,11 +104,8 @@ class ContextLLM:
     @property
     def usage(self) -> UsageLedger:
         """The client's ledger once opened in this event loop; an empty one before."""
-        with contextlib.suppress(RuntimeError):
-            opened = self.context._opened.get(asyncio.get_running_loop())
-            if opened is not None:
-                return opened[1].llm.usage
-        return UsageLedger()
+        runtime = self.context.opened()
+        return runtime.llm.usage if runtime is not None else UsageLedger()
 
     async def complete(self, messages: Sequence[ChatMessage], **options: Any) -> Completion:
         return await (await self.context.llm()).complete(messages, **options)

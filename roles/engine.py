@@ -163,13 +163,20 @@ class TurnEngine:
         # Every call made for the turn (summaries, tools, the answer) is stored with the turn itself;
         # calls a turn makes after its write, or a failed turn's, cost a write of their own.
         with spending() as spent:
-            text = await self.mode.refine(self, memory)
-            if text is None:
+            turn = await self.refine(memory)
+            if turn is None:
                 await self.record_usage(memory.user_id, memory.chat_id, spent)
                 return
-            turn = Turn(memory=memory, text=text, resolved=await self.resolve(memory, text))
             async for piece in self.answer_turn(turn, spent):
                 yield piece
+
+    async def refine(self, memory: BrainMemory) -> Turn | None:
+        """refine_memory: the mode takes the pending talk (folding the summary first when due) and a
+        follow-up is made self-contained (`resolve`); the turn to answer, or None when nothing is pending."""
+        text = await self.mode.refine(self, memory)
+        if text is None:
+            return None
+        return Turn(memory=memory, text=text, resolved=await self.resolve(memory, text))
 
     async def answer_turn(self, turn: Turn, spent: Spending) -> AsyncIterator[str]:
         """Answer a refined turn (its text already taken from the pending talk) and commit it; on failure

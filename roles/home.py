@@ -76,7 +76,7 @@ class HomeChat:
         self.role = role
         self.rc = RoleContext()
         self.memory = BrainMemory(user_id=role.home.user_id, chat_id=role.home.chat_id)
-        self._asked: tuple[str, str | None] | None = None  # the text taken, and its rewrite
+        self._turn: Turn | None = None  # the turn refine_memory took, until act answers it
 
     @property
     def _ids(self) -> tuple[str | bytes, str | bytes]:
@@ -95,8 +95,7 @@ class HomeChat:
         memory = self.memory
         if memory._store is None:
             if memory.history or memory.knowledge or memory.historical_summary or memory.last_talk:
-                memory._bind(engine.runtime.store, engine.memory_settings, engine.tokenizer)
-                memory._adopt()
+                memory.attach(engine.runtime.store, engine.memory_settings, engine.tokenizer)
                 await memory.dumps()
             else:
                 self.memory = await engine.load_memory(*self._ids, kind=BrainMemory)  # type: ignore[assignment]
@@ -111,12 +110,10 @@ class HomeChat:
             memory = await self._bound(engine)
             with spending() as spent:
                 try:
-                    text = await engine.mode.refine(engine, memory)
-                    resolved = await engine.resolve(memory, text) if text is not None else None
+                    self._turn = await engine.refine(memory)
                 finally:
                     await engine.record_usage(memory.user_id, memory.chat_id, spent)
-        self._asked = None if text is None else (text, resolved)
-        return None if text is None else resolved or text
+        return None if self._turn is None else self._turn.query
 
     async def think(self) -> bool:
         """Refine memory and pick the next action (`rc.todo`); False when there is nothing to answer."""
@@ -137,19 +134,18 @@ class HomeChat:
     async def act(self) -> Message:
         """Run `rc.todo` (the talk, when only `refine_memory` ran); the answer, stored with its question in
         the home chat's memory."""
-        todo, asked = self.rc.todo, self._asked
-        if asked is None:
+        todo, turn = self.rc.todo, self._turn
+        if turn is None:
             raise InputError("nothing to act on: talk(text), then think()")
         engine = await self.role.ready()
-        self.rc.todo, self._asked = None, None
+        self.rc.todo, self._turn = None, None
         async with engine.lock(*self._ids):
             if isinstance(todo, SkillAction):
                 answer = await todo.run()
-                self.memory.add_talk(Message(content=asked[0], sent_from="user"))
-                self.memory.add_answer(answer)
-                await self.memory.dumps()
+                turn.memory.add_talk(Message(content=turn.text, sent_from="user"))
+                turn.memory.add_answer(answer)
+                await turn.memory.dumps()
                 return answer
-            turn = Turn(memory=self.memory, text=asked[0], resolved=asked[1])
             with spending() as spent:
                 async for _ in engine.answer_turn(turn, spent):
                     pass
@@ -172,4 +168,4 @@ class HomeChat:
         except ValueError as exc:
             raise InputError(f"not a BrainMemory: {exc}") from exc
         self.role.home = Conversation(memory.user_id, memory.chat_id)
-        self.memory, self.rc.todo, self._asked = memory, None, None
+        self.memory, self.rc.todo, self._turn = memory, None, None

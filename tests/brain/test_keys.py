@@ -112,3 +112,15 @@ def test_two_conversations_never_share_a_key_in_any_tier(u1: str, c1: str, u2: s
 def test_agent_user_and_shared_scopes_are_distinct() -> None:
     assert len({core_key("brain", s) for s in (user_scope("a"), agent_scope("a"), shared_scope("a"))}) == 3
     assert core_key("brain", shared_scope("user:a")) != core_key("brain", user_scope("a"))
+
+
+def test_conversation_ids_read_a_conversation_base_back() -> None:
+    from brain.keys import conversation_ids, conversation_keys
+
+    for user, chat in [("ann", "trip"), ("用户", "聊天"), (b"\xff\x00", "c"), ("a.b}", "{x}")]:
+        base = conversation_keys("brain", user, chat).base
+        assert conversation_ids(base, "brain") == (user, chat)
+        assert conversation_ids(base, "other") is None
+    long_id = conversation_keys("brain", "x" * 200, "c").base  # hashed: cannot be read back
+    for text in (long_id, "any:key:of:mine", "brain:{bZm9v.b!!}", "brain:{bZm9v}", "brain:{}"):
+        assert conversation_ids(text, "brain") is None
