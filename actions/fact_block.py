@@ -11,6 +11,7 @@ import logging
 from collections.abc import Sequence
 
 from actions.facts import parse_facts
+from actions.memory_section import TOOL_RESULT, USER_TURN, derived
 from brain.errors import LLMError
 from brain.llm.protocol import LLM, ChatMessage, JsonSchema
 from brain.llm.tokens import Tokenizer
@@ -59,6 +60,9 @@ def render_condense(facts: Sequence[str], max_facts: int) -> list[ChatMessage]:
 
 class FactBlock(MemoryBlock):
     """Facts extracted from the messages flushed out of the history."""
+
+    source = derived(USER_TURN, TOOL_RESULT)
+    lower_trust = True  # tool results count among what the facts come from
 
     def __init__(
         self,

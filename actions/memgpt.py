@@ -11,19 +11,40 @@ import json
 import re
 from collections.abc import AsyncIterator, Sequence
 
+from actions.memory_section import TOOL_RESULT, MemoryItem
 from brain.errors import LLMError
 from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCallDelta, ToolSpec
 
-__all__ = ["MEMGPT_INSTRUCTIONS", "SEND_MESSAGE", "JsonStringField", "stream_step"]
+__all__ = [
+    "MEMGPT_INSTRUCTIONS",
+    "SEARCH_TOOLS",
+    "SEND_MESSAGE",
+    "JsonStringField",
+    "search_result",
+    "stream_step",
+]
 
 MEMGPT_INSTRUCTIONS = (
-    "You have memory tools. Core memory (below) is always in view: keep what you learn about the user in the "
-    "human block and about yourself in the persona block. Archival memory holds long-term passages; "
-    "conversation search finds anything said before. Reply to the user with send_message. Set "
-    "request_heartbeat to true when you need another step after a tool result."
+    "You have memory tools. Core memory (the core block items of the memory section below) is always in "
+    "view: keep what you learn about the user in the human block and about yourself in the persona block. "
+    "Archival memory holds long-term passages; conversation search finds anything said before. What a "
+    "search finds is added to the memory section as a search result item. Reply to the user with "
+    "send_message. Set request_heartbeat to true when you need another step after a tool result."
 )
+SEARCH_TOOLS = frozenset(
+    {"archival_memory_search", "conversation_search", "conversation_search_date", "graph_search"}
+)
+"""The memory tools whose results are recalled memory: they go to the memory section, not the tool turn."""
 SEND_MESSAGE = "send_message"
 _HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def search_result(name: str, result: str, number: int) -> tuple[MemoryItem, str]:
+    """A memory search's result (its JSON as the tool gave it) as the memory section's item number
+    `number`, lower trust (tool output), and what the tool turn says instead. Pure."""
+    kind = f"search result {number} ({name})"
+    note = f'{name}: the result is in the memory section of the system message, item "{kind}".'
+    return MemoryItem(kind, result, f"{TOOL_RESULT} ({name})", lower_trust=True), note
 
 
 class JsonStringField:

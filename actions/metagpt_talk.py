@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from actions.base import fenced
+from actions.memory_section import ASSISTANT_TURN, USER_TURN, MemoryItem, derived, knowledge_item, with_memory
 from brain.errors import ConfigError, LLMError
 from brain.llm.protocol import LLM, ChatMessage
 from brain.message import Message
@@ -84,22 +85,20 @@ class TalkAction(BaseModel):
         )
 
     def messages(self) -> list[ChatMessage]:
-        """The chat messages `run` sends: system context first, the statement once as the user's. Pure."""
+        """The chat messages `run` sends: one system message (the knowledge and the conversation in its
+        memory section), the statement once as the user's. Pure."""
         system = [
             f"{self._role_line()}Answer in {self.language}, concisely, in Markdown.",
             "If the information is insufficient, use the knowledge and conversation below.",
         ]
-        out = [ChatMessage(role="system", content=" ".join(system))]
-        if self.knowledge:
-            out.append(ChatMessage(role="system", content=f"Knowledge:\n{fenced(self.knowledge)}"))
-        if self.history_summary:
-            out.append(
-                ChatMessage(
-                    role="system", content=f"The conversation so far:\n{fenced(self.history_summary)}"
-                )
-            )
-        out.append(ChatMessage(role="user", content=self.i_context))
-        return out
+        items = [knowledge_item(self.knowledge)] if self.knowledge.strip() else []
+        if self.history_summary.strip():
+            so_far = derived(USER_TURN, ASSISTANT_TURN)
+            items.append(MemoryItem("conversation so far", self.history_summary, so_far, lower_trust=True))
+        return [
+            ChatMessage(role="system", content=with_memory(" ".join(system), items)),
+            ChatMessage(role="user", content=self.i_context),
+        ]
 
     async def run(self, llm: LLM | None = None) -> Message:
         """One LLM call; the answer as an assistant `Message` caused by this action (also kept as `rsp`)."""

@@ -6,6 +6,7 @@ __all__ = [
     "BrainError",
     "ConfigError",
     "ConflictError",
+    "ErasedError",
     "InputError",
     "LLMError",
     "NotFoundError",
@@ -39,3 +40,8 @@ class ConflictError(StoreError):
 
 class NotFoundError(InputError):
     """The id names nothing in the caller's own memory (another tenant's ids are not found either)."""
+
+
+class ErasedError(StoreError):
+    """The memory this work was for was erased after the work began: nothing of it was written (a write
+    carrying an older erasure ticket is dropped atomically by the store)."""

@@ -6,10 +6,14 @@ match a glob, or collide with another tenant's keys. Each namespace is one hash 
 - conversation (turns, ids, knowledge, hidden turns, meta: summary, title; usage per model): `P:{U.C}:<part>`
 - recall memory of a conversation (BM25 postings, vectors): `P:{r.U.C}:<part>`
 - archival memory of a user: `P:{idx.<enc("archival:" user)>}:<part>`
-- core memory blocks of a scope (a user, an agent, a shared name): `P:{core.<enc(scope)>}:blocks`
+- core memory blocks of a scope (a user, an agent, a shared name): `P:{core.<enc(scope)>}:blocks`; a user's
+  own copy of an agent's or a shared scope's blocks (`tenant_scope`) in the user's:
+  `P:{core.<enc(user scope)>}:t.<enc(scope)>`
 - fact memory of a user (facts, their index, hashes, audit stream): `P:{f.U}:<part>`
 - block memory of a session (history FIFO, archive, block state, vectors): `P:{m.U.C}:<part>`
 - procedural memory of an agent (its stored procedures, searchable): `P:{proc.<enc(agent)>}:<part>`
+- the erasure record of a user (content-free: counters only): `P:{x.<digest>}:erased`; on Cluster, its
+  copy in every erased namespace's own slot: `<namespace>:fence`
 - API keys of the service (records by id, ids by secret digest): `P:{apikeys}:<part>`, and each key's
   request counter per rate window: `P:{rate.<key id>}:<window>`
 
@@ -33,21 +37,28 @@ __all__ = [
     "api_keys_base",
     "archival_base",
     "blocks_base",
+    "chat_bases",
     "check_id",
     "conversation_ids",
     "conversation_keys",
     "core_key",
     "encode_id",
+    "erasure_key",
     "fact_queue_key",
     "facts_base",
+    "fence_key",
     "graph_base",
     "legacy_recall_base",
+    "namespace_base",
     "procedures_base",
     "rate_key",
     "raw_id",
     "readable_id",
     "recall_base",
+    "scope_field",
     "shared_scope",
+    "tenant_scope",
+    "user_bases",
     "user_patterns",
     "user_scope",
 ]
@@ -221,7 +232,7 @@ def fact_queue_key(prefix: str) -> str:
 
 def api_keys_base(prefix: str) -> str:
     """Namespace of the service's API keys (one hash tag: a key and its digest change in one transaction).
-    Not a user's namespace: erasing a user's memory leaves their keys; revoke them on their own."""
+    Not a user's namespace: a whole user's erasure deletes their keys there (`ApiKeyStore.forget`)."""
     return f"{prefix}:{{apikeys}}"
 
 
@@ -252,8 +263,33 @@ def shared_scope(name: str) -> bytes:
     return b"shared:" + raw_id(name, "shared block scope")
 
 
+def tenant_scope(user_id: str | bytes, scope: bytes) -> bytes:
+    """The core-memory scope of one user's own copy of the blocks of `scope` (an `agent_scope` or a
+    `shared_scope`): its key is among the user's keys (`core_key`, `user_patterns`)."""
+    user = raw_id(user_id, "user_id")
+    return b"tenant:%d:" % len(user) + user + b":" + raw_id(scope, "scope")
+
+
+def _tenant_parts(scope: str | bytes) -> tuple[bytes, bytes] | None:
+    """(user id, scope) of a `tenant_scope`, exactly as it builds them; None for any other scope."""
+    raw = raw_id(scope, "scope")
+    if not raw.startswith(b"tenant:"):
+        return None
+    size, _, rest = raw[7:].partition(b":")
+    if not (0 < len(size) <= 5 and size.isdigit()):
+        return None
+    user, base = rest[: int(size)], rest[int(size) + 1 :]
+    if not (user and base) or tenant_scope(user, base) != raw:
+        return None
+    return user, base
+
+
 def core_key(prefix: str, scope: str | bytes) -> str:
-    """The hash of one core-memory scope's blocks."""
+    """The hash of one core-memory scope's blocks; a `tenant_scope`'s hash is in its user's namespace."""
+    tenant = _tenant_parts(scope)
+    if tenant is not None:
+        user, base = tenant
+        return f"{prefix}:{{core.{encode_id(user_scope(user), 'scope')}}}:t.{encode_id(base, 'scope')}"
     return f"{prefix}:{{core.{encode_id(scope, 'scope')}}}:blocks"
 
 
@@ -268,4 +304,55 @@ def user_patterns(prefix: str, user_id: str | bytes) -> tuple[str, ...]:
         f"{archival_base(prefix, user_id)}:*",
         f"{facts_base(prefix, user_id)}:*",
         core_key(prefix, user_scope(user_id)),
+        f"{prefix}:{{core.{encode_id(user_scope(user_id), 'scope')}}}:t.*",  # tenant_scope copies
+    )
+
+
+def _digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=65_536)  # read by every write of a turn
+def erasure_key(prefix: str, user_id: str | bytes) -> str:
+    """The hash recording a user's erasures: `n` (how many so far; a ticket is its value when work begins),
+    `*` (n at the last whole-user erasure) and one `scope_field` per erased chat. Named by a digest, not by
+    the id: the only entry left of an erased user is content-free and does not spell their id."""
+    return f"{prefix}:{{x.{_digest(raw_id(user_id, 'user_id'))}}}:erased"
+
+
+@functools.lru_cache(maxsize=65_536)
+def scope_field(chat_id: str | bytes | None) -> str:
+    """The erasure record's field of one chat (`*` for the whole user, with None). Pure."""
+    return "*" if chat_id is None else "c:" + _digest(raw_id(chat_id, "chat_id"))
+
+
+def fence_key(base: str) -> str:
+    """A namespace's copy of its user's erasure record, in the namespace's own Cluster slot (written by an
+    erasure on Cluster, where a script cannot read another slot)."""
+    return f"{base}:fence"
+
+
+def namespace_base(key: str) -> str:
+    """The namespace (`P:{tag}`) a key of `brain.keys` belongs to. Pure."""
+    end = key.find("}")
+    if key.find("{") < 0 or end < 0:
+        raise InputError(f"{key!r} is not a brain-assistant key")
+    return key[: end + 1]
+
+
+def chat_bases(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> tuple[str, ...]:
+    """Every namespace of one chat: the conversation, its recall index, its block memory."""
+    return (
+        conversation_keys(prefix, user_id, chat_id).base,
+        recall_base(prefix, user_id, chat_id),
+        blocks_base(prefix, user_id, chat_id),
+    )
+
+
+def user_bases(prefix: str, user_id: str | bytes) -> tuple[str, ...]:
+    """The namespaces of a user as a whole: facts and graph, archival memory, core blocks (own copies too)."""
+    return (
+        facts_base(prefix, user_id),
+        archival_base(prefix, user_id),
+        namespace_base(core_key(prefix, user_scope(user_id))),
     )

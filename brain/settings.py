@@ -184,6 +184,12 @@ class MemorySettings(BaseModel):
     )
     pressure_share: float = Field(0.75, gt=0, le=1)
     ttl_seconds: int | None = Field(None, gt=0)
+    erase_fence_seconds: int = Field(
+        604_800,
+        gt=0,
+        description="on Redis Cluster, how long an erasure's fence stays in each namespace it erased "
+        "(work that began before the erasure and is still running after this is not stopped)",
+    )
     max_message_bytes: int = Field(1_048_576, gt=0)
     summarize_share: float = Field(0.75, gt=0, le=1)
     keep_recent_share: float = Field(0.5, ge=0, lt=1)

@@ -72,7 +72,7 @@ async def export_agent(
     archival: list[IndexedDoc] = []
     if isinstance(agent.mode, TieredMode):
         persona["mode"] = "tiered"
-        for scope in sorted(set(agent.mode.scopes(agent.engine, user_id).values())):
+        for scope in agent.mode.stored_scopes(agent.engine, user_id):
             text = scope.decode("utf-8", "surrogateescape")
             blocks += [ScopedBlock(scope=text, block=b) for b in await agent.tiers.core.list(scope)]
         archival = await agent.tiers.archival(user_id).all_docs()

@@ -35,7 +35,10 @@ from brain.memory.window import Window
 from brain.message import Message, check_text
 from brain.runtime import Runtime
 from brain.search.analysis import searchable
+from brain.storage import fence
 from brain.storage.conversation import Conversation
+from brain.storage.facts import Fact
+from roles.access import agent_chat, chat_sees
 from roles.locks import KeyedLocks
 from roles.modes.brain import BrainMode
 from roles.skills import Skills
@@ -127,7 +130,14 @@ class TurnEngine:
     ) -> AsyncIterator[BrainMemory]:
         """Hold the chat's lock and load its memory (saving `pending` as the text to answer)."""
         async with self.lock(user_id, chat_id):
-            yield await self.load_memory(user_id, chat_id, pending=pending)
+            backend = self.runtime.backend
+            apart = backend is not None and backend.conversations is not self.runtime.store
+            ticket = await backend.erasure.ticket(user_id, chat_id) if apart and backend else None
+            memory = await self.load_memory(user_id, chat_id, pending=pending)
+            # writes of work begun before an erasure are dropped (a store of the backend's own gives the
+            # ticket with the load; a conversation store apart from it, before)
+            with fence.holding(ticket or memory.ticket):
+                yield memory
 
     # ------------------------------------------------------------------ turns
 
@@ -239,18 +249,29 @@ class TurnEngine:
             if not event.tool_calls and not turn.pieces and event.content:
                 yield event.content  # a model that answered without streaming text
 
-    async def relevant_facts(self, user_id: str | bytes, text: str) -> list[str]:
-        """The user's current facts relevant to `text`, for the prompt (none when facts are off)."""
+    async def relevant_facts(
+        self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None
+    ) -> list[str]:
+        """The texts of the user's current facts relevant to `text` (`recalled_facts`)."""
+        return [f.text for f in await self.recalled_facts(user_id, text, chat_id)]
+
+    async def recalled_facts(
+        self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None
+    ) -> list[Fact]:
+        """The user's current facts relevant to `text`, for the prompt of a turn in `chat_id` (only those
+        the chat's agent may see: `roles.access.chat_sees`); none when facts are off."""
         facts = self.memory_settings.facts
         if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
             return []
-        tiers, graph = self.runtime.tiers, self.memory_settings.graph
-        found = await tiers.facts.search(user_id, text, limit=facts.prompt_facts)
+        tiers, graph, limit = self.runtime.tiers, self.memory_settings.graph, facts.prompt_facts
+        agents = chat_id is not None and agent_chat(chat_id) is not None
+        depth = limit * 2 if agents else limit  # room for facts of other agents, dropped below
+        found = await tiers.facts.search(user_id, text, limit=depth)
         if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
             links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
             if links:
-                found = await tiers.facts.search(user_id, text, limit=facts.prompt_facts, linked=links)
-        return [f.text for f in found]
+                found = await tiers.facts.search(user_id, text, limit=depth, linked=links)
+        return [f for f in found if chat_id is None or chat_sees(chat_id, f)][:limit]
 
     async def queue_facts(self, memory: BrainMemory) -> None:
         """Hand the chat's new turns to the fact workers (one write). A failure only delays them: the next

@@ -23,7 +23,7 @@ from actions.remember import RememberReport, remember
 from actions.remember_graph import remember_graph
 from actions.summarizer import Summarizer
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, ConflictError
+from brain.errors import BrainError, ConfigError, ConflictError, ErasedError
 from brain.llm.batching import cut
 from brain.llm.usage import SummaryStats, spending
 from brain.memory.brain_memory import BrainMemory
@@ -31,6 +31,7 @@ from brain.memory.usage import record_spending
 from brain.memory.window import Window
 from brain.message import Message
 from brain.runtime import Runtime
+from brain.storage import fence
 from brain.storage.conversation import Conversation, Turn
 from brain.storage.queue import QueueEntry
 
@@ -101,21 +102,16 @@ class FactWorker:
 
         async def apply(chat: tuple[str | bytes, str | bytes], group: list[QueueEntry]) -> bool:
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
-                with spending() as spent:  # a failed batch spent its calls too
-                    try:
-                        with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
-                            await self._apply(*chat, max(e.upto for e in group), tally)
-                            return True
-                    except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
-                        telemetry.count_error("facts.batch")
-                        _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
-                        return False
-                    finally:
-                        tally.calls += spent.calls_of("chat", "stream")
-                        usage = self.runtime.backend.usage if self.runtime.backend is not None else None
-                        await record_spending(usage, *chat, spent)
+                try:
+                    # taken before the turns are read: an erasure from now on drops what the batch writes
+                    with fence.holding(await self.tiers.backend.erasure.ticket(*chat)):
+                        return await self._apply_counted(chat, group, tally)
+                except ErasedError:  # the chat or its user was erased meanwhile: nothing left to do
+                    _log.info("fact extraction for %r/%r dropped: erased meanwhile", *chat)
+                    return True
 
         results = await asyncio.gather(*(apply(chat, group) for chat, group in groups))
+
         applied = [group for ok, (_, group) in zip(results, groups, strict=True) if ok]
         await queue.done([e.id for group in applied for e in group])
         if telemetry.enabled():
@@ -127,6 +123,27 @@ class FactWorker:
             calls=tally.calls,
             failed=len(groups) - len(applied),
         )
+
+    async def _apply_counted(
+        self, chat: tuple[str | bytes, str | bytes], group: list[QueueEntry], tally: _Tally
+    ) -> bool:
+        """Apply one chat's entries, counting what it spent (a failed batch spent its calls too); False
+        when it failed and stays pending for a retry."""
+        with spending() as spent:
+            try:
+                with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
+                    await self._apply(*chat, max(e.upto for e in group), tally)
+                    return True
+            except ErasedError:
+                raise
+            except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
+                telemetry.count_error("facts.batch")
+                _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
+                return False
+            finally:
+                tally.calls += spent.calls_of("chat", "stream")
+                usage = self.runtime.backend.usage if self.runtime.backend is not None else None
+                await record_spending(usage, *chat, spent)
 
     def _due(self, held: _Held, now: float) -> bool:
         settings, uptos = self.settings, [e.upto for e in held.entries]

@@ -2,7 +2,8 @@
 
 Over stdio (`brain mcp`) the scope is the server's configuration (`serve.mcp_user`, `serve.mcp_agent`);
 over streamable HTTP (`/mcp` of `brain serve`) it is the API key's. No tool takes a user or an agent: a
-tool's arguments cannot reach another tenant.
+tool's arguments cannot reach another tenant. Every tool goes through `MemoryService`, so what a scope
+reaches inside its user (an agent: its own chats, the shared facts and its own) is `roles.access`'s rule.
 """
 
 from __future__ import annotations

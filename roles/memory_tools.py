@@ -1,14 +1,15 @@
 """MemGPT's memory tools over core memory, archival memory and recall memory.
 
 Each tool takes `request_heartbeat`: true asks for another step after the result (bounded by the step cap).
-Bad arguments and failed edits come back as tool errors the model sees, never as exceptions.
+Bad arguments and failed edits come back as tool errors the model sees, never as exceptions. Core memory
+edits reach only the tenant's own copy of a block (`brain.memory.core.edit_block`), never a default.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,8 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from brain.errors import InputError
 from brain.jsontext import model_json
 from brain.llm.protocol import Embed, ToolCall, ToolSpec, embed_one
+from brain.memory.core import Place, edit_block
 from brain.search.index import Hit, IndexedDoc, SearchIndex
-from brain.storage.blocks import CoreBlockStore
+from brain.storage.blocks import Block, CoreBlockStore
 from roles.skills import check_arguments
 
 __all__ = ["GRAPH_SEARCH", "GraphLookup", "Linked", "MemoryTools", "ToolOutcome"]
@@ -156,12 +158,13 @@ GraphLookup = Callable[[str, float | None], Awaitable[dict[str, Any]]]
 
 
 class MemoryTools:
-    """The tool set of one agent: its core memory scopes, archival index and recall index."""
+    """The tool set of one agent for one tenant: the tenant's core blocks (`places`), archival index and
+    recall index."""
 
     def __init__(
         self,
         core: CoreBlockStore,
-        scopes: dict[str, bytes],
+        places: Mapping[str, Place],
         archival: SearchIndex,
         recall: SearchIndex,
         *,
@@ -170,7 +173,7 @@ class MemoryTools:
         linked: Linked | None = None,
         graph: GraphLookup | None = None,
     ) -> None:
-        self.core, self.scopes, self.archival, self.recall = core, scopes, archival, recall
+        self.core, self.places, self.archival, self.recall = core, dict(places), archival, recall
         self.page_size, self.embed, self.linked, self.graph = page_size, embed, linked, graph
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[ToolOutcome]]] = {
             "send_message": self._send_message,
@@ -215,23 +218,20 @@ class MemoryTools:
     async def vector(self, text: str) -> list[float] | None:
         return await embed_one(self.embed, text)
 
-    def _scope(self, label: str) -> bytes:
-        if label not in self.scopes:
-            raise InputError(f"there is no core memory block {label!r}; blocks: {', '.join(self.scopes)}")
-        return self.scopes[label]
-
     async def _send_message(self, a: dict[str, Any]) -> ToolOutcome:
         return ToolOutcome(result="sent", message=a["message"])
 
+    async def _edit(self, label: str, edit: Callable[[bytes], Awaitable[Block]]) -> ToolOutcome:
+        block = await edit_block(self.core, self.places, label, edit)
+        return ToolOutcome(result=f"ok: {label} has {len(block.value)} of {block.limit} characters")
+
     async def _append(self, a: dict[str, Any]) -> ToolOutcome:
-        block = await self.core.append(self._scope(a["label"]), a["label"], a["content"])
-        return ToolOutcome(result=f"ok: {a['label']} has {len(block.value)} of {block.limit} characters")
+        label = a["label"]
+        return await self._edit(label, lambda scope: self.core.append(scope, label, a["content"]))
 
     async def _replace(self, a: dict[str, Any]) -> ToolOutcome:
-        block = await self.core.replace(
-            self._scope(a["label"]), a["label"], a["old_content"], a["new_content"]
-        )
-        return ToolOutcome(result=f"ok: {a['label']} has {len(block.value)} of {block.limit} characters")
+        label, old, new = a["label"], a["old_content"], a["new_content"]
+        return await self._edit(label, lambda scope: self.core.replace(scope, label, old, new))
 
     async def _insert(self, a: dict[str, Any]) -> ToolOutcome:
         doc = IndexedDoc(

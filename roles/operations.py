@@ -120,10 +120,10 @@ class ChatOperations:
             await self.engine.mode.written(self.engine, memory, progress)
 
     async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
-        """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors."""
+        """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors. It
+        does not wait for a call on the chat to end: what that call writes afterwards is dropped."""
         conv = Conversation(user_id, chat_id)
-        async with self.engine.lock(user_id, chat_id):
-            return await erase_chat(self.runtime.store, self.runtime.tiers, conv)
+        return await erase_chat(self.runtime.store, self.runtime.tiers, conv)
 
     async def forget_user(self, user_id: str) -> ErasureReport:
         """Erase everything of `user_id`: every chat, archival memory, the user's core blocks; `remaining`

@@ -3,7 +3,8 @@
 Every method takes the caller's `Scope` first. The scope comes from the authenticated API key (or the
 configuration of a stdio MCP server), never from a request's arguments, so no argument can name another
 tenant: ids in requests (facts, events, chats) are looked up inside the scope's own namespaces only.
-A scope with an agent sees the user's facts that no agent or that agent added.
+What a scope reaches inside its user (an agent's chats, facts, events, erasure) is `roles.access`'s rule,
+asked by every method here.
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ from brain.memory.tiers import Tiers
 from brain.memory.transfer import ConversationExport
 from brain.message import Message, check_text
 from brain.search.analysis import searchable
+from brain.storage import fence
 from brain.storage.conversation import Conversation, ConversationMeta
+from brain.storage.fence import Ticket
 from brain.storage.usage import UsageRow
+from roles.access import Scope, erases_fact, erases_user, request_chat, sees, sees_event, storage_chat
 from roles.assistant import Assistant
+from roles.modes.tiered import TieredMode
 
 __all__ = [
     "AddResult",
@@ -54,19 +59,6 @@ def as_of_time(text: str) -> float:
     if len(text) <= 10:  # a whole day: as of its end
         parsed = parsed.replace(hour=23, minute=59, second=59)
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
-
-
-class Scope(BaseModel):
-    """Whose memory a caller reaches, and who it is (for the audit trail)."""
-
-    model_config = _FROZEN
-
-    user: str = Field(min_length=1)
-    agent: str | None = None
-    actor: str = "service"
-
-    def sees(self, fact: Fact) -> bool:
-        return self.agent is None or fact.agent_id in (None, self.agent)
 
 
 class NewMessage(BaseModel):
@@ -161,11 +153,12 @@ class MemoryService:
             if text is None:
                 raise InputError("infer=false stores text as one fact; give text, not messages")
             fact = Fact(text=check_text(text, min(limit, 4_000), "memory").strip(), agent_id=scope.agent)
-            stored, _ = await self.tiers.facts.add(scope.user, fact, actor=scope.actor, reason="added")
+            with fence.holding(await self._ticket(scope)):
+                stored, _ = await self.tiers.facts.add(scope.user, fact, actor=scope.actor, reason="added")
             return AddResult(fact=stored)
         given = [NewMessage(content=text)] if text is not None else list(messages)
         turns = [Message(role=m.role, content=m.content, sent_from=m.role) for m in given]
-        count = await self.assistant.add_turns(scope.user, chat_id, turns)
+        count = await self.assistant.add_turns(scope.user, storage_chat(scope, chat_id), turns)
         return AddResult(chat_id=chat_id, turns=count, queued=self.runtime.settings.memory.facts.enabled)
 
     async def search(
@@ -184,49 +177,70 @@ class MemoryService:
         found = await self.tiers.facts.search(
             scope.user, query, limit=limit * 2 if scope.agent else limit, as_of=as_of, category=category
         )
-        return [f for f in found if scope.sees(f)][:limit]
+        return [f for f in found if sees(scope, f)][:limit]
 
     async def list_memories(
         self, scope: Scope, *, as_of: float | None = None, include_retired: bool = False
     ) -> list[Fact]:
         """Facts, oldest first: current ones, those true `as_of`, or every one with `include_retired`."""
         facts = await self.tiers.facts.all(scope.user, current_only=not include_retired and as_of is None)
-        return [f for f in facts if scope.sees(f) and (as_of is None or f.true_at(as_of))]
+        return [f for f in facts if sees(scope, f) and (as_of is None or f.true_at(as_of))]
 
     async def get(self, scope: Scope, fact_id: str) -> Fact:
         fact = await self.tiers.facts.get(scope.user, fact_id)
-        if fact is None or not scope.sees(fact):
+        if fact is None or not sees(scope, fact):
             raise NotFoundError(f"there is no memory {fact_id!r}")
         return fact
 
     async def history(self, scope: Scope, fact_id: str | None = None) -> list[AuditEvent]:
-        """The audit trail, oldest first: of one memory, or everything (facts and graph relations)."""
+        """The audit trail, oldest first: of one memory, or everything (facts and graph relations); only
+        the events the scope sees."""
         if fact_id is not None:
             await self.get(scope, fact_id)
-        return await self.tiers.facts.history(scope.user, fact_id)
+        events = await self.tiers.facts.history(scope.user, fact_id)
+        if scope.agent is None:
+            return events
+        facts = {f.id: f for f in await self.tiers.facts.all(scope.user, current_only=False)}
+        return [e for e in events if sees_event(scope, e, facts)]
 
     async def delete(self, scope: Scope, fact_id: str, reason: str = "") -> Fact:
         """Retire a memory (kept for history and "as of" questions); the retired fact."""
+        ticket = await self._ticket(scope)
         await self.get(scope, fact_id)
-        await self.tiers.facts.retire(scope.user, fact_id, actor=scope.actor, reason=reason or "deleted")
+        with fence.holding(ticket):
+            await self.tiers.facts.retire(scope.user, fact_id, actor=scope.actor, reason=reason or "deleted")
         return await self.get(scope, fact_id)
 
     async def rollback(self, scope: Scope, event_id: str) -> AuditEvent:
-        """Undo one audited change (fact or relation); the event undone."""
-        return await self.tiers.rollback(scope.user, event_id, actor=scope.actor)
+        """Undo one audited change (fact or relation) the scope sees; the event undone. `NotFoundError`
+        for an event it does not see, as for one that does not exist."""
+        ticket = await self._ticket(scope)
+        if not any(e.id == event_id for e in await self.history(scope)):
+            raise NotFoundError(f"there is no memory event {event_id!r}")
+        with fence.holding(ticket):
+            return await self.tiers.rollback(scope.user, event_id, actor=scope.actor)
+
+    async def _ticket(self, scope: Scope) -> Ticket:
+        """The erasure ticket of a request that writes facts: taken before it reads anything, so that an
+        erasure of the user meanwhile drops its write (`brain.storage.fence`)."""
+        return await self.tiers.backend.erasure.ticket(scope.user)
 
     # ------------------------------------------------------------------ chats
 
     async def chats(self, scope: Scope) -> list[ChatInfo]:
-        """The user's chats, by id."""
-        ids = [c for c in await self.runtime.store.list_chats(scope.user) if isinstance(c, str)]
+        """The scope's chats (an agent's own; a user-wide scope's: those of no agent), by id."""
+        ids = await self._chat_ids(scope)
         metas = await asyncio.gather(*(self._meta(scope, c) for c in ids))
         return sorted((_info(c, m) for c, m in zip(ids, metas, strict=True)), key=lambda c: c.id)
 
+    async def _chat_ids(self, scope: Scope) -> list[str]:
+        """The scope's chat ids, as requests name them."""
+        found = (request_chat(scope, c) for c in await self.runtime.store.list_chats(scope.user))
+        return [c for c in found if c is not None]
+
     async def _meta(self, scope: Scope, chat_id: str) -> ConversationMeta:
-        state = await self.runtime.store.load(
-            Conversation(scope.user, chat_id), window_turns=0, knowledge_items=0
-        )
+        conv = Conversation(scope.user, storage_chat(scope, chat_id))
+        state = await self.runtime.store.load(conv, window_turns=0, knowledge_items=0)
         if not state.exists:
             raise NotFoundError(f"there is no chat {chat_id!r}")
         return state.meta
@@ -235,7 +249,8 @@ class MemoryService:
         """A chat's title, summary and newest `last` turns (taken-back ones flagged)."""
         meta = await self._meta(scope, chat_id)
         start = max(1, meta.turn_count - last + 1)
-        turns = await self.runtime.store.read_turns(Conversation(scope.user, chat_id), start, last)
+        conv = Conversation(scope.user, storage_chat(scope, chat_id))
+        turns = await self.runtime.store.read_turns(conv, start, last)
         views = tuple(
             TurnView(
                 seq=t.seq,
@@ -250,39 +265,61 @@ class MemoryService:
         return ChatView(chat=_info(chat_id, meta), summary_upto=meta.summary_upto, turns=views)
 
     async def converse(self, scope: Scope, chat_id: str, text: str) -> AsyncGenerator[str, None]:
-        """One turn with the assistant in the user's `chat_id`, streamed."""
-        async for piece in self.assistant.chat_stream(scope.user, chat_id, text):
+        """One turn with the assistant in the scope's `chat_id`, streamed."""
+        async for piece in self.assistant.chat_stream(scope.user, storage_chat(scope, chat_id), text):
             yield piece
 
     async def export_chat(self, scope: Scope, chat_id: str) -> ConversationExport:
+        """Every turn of the scope's `chat_id`, the export naming it as the request did."""
         await self._meta(scope, chat_id)
-        return await self.assistant.export_chat(scope.user, chat_id)
+        export = await self.assistant.export_chat(scope.user, storage_chat(scope, chat_id))
+        return export if export.ids_base64 else export.model_copy(update={"chat_id": chat_id})
 
     async def import_chat(self, scope: Scope, chat_id: str, export: ConversationExport) -> ChatInfo:
-        """Load an export into the user's empty `chat_id` (whoever the export came from)."""
-        await self.assistant.import_chat(scope.user, chat_id, export)
+        """Load an export into the scope's empty `chat_id` (whoever the export came from)."""
+        await self.assistant.import_chat(scope.user, storage_chat(scope, chat_id), export)
         return _info(chat_id, await self._meta(scope, chat_id))
 
     async def erase_chat(self, scope: Scope, chat_id: str) -> ErasureReport:
-        return await self.assistant.forget(scope.user, chat_id)
+        """Erase one of the scope's chats in every tier."""
+        return await self.assistant.forget(scope.user, storage_chat(scope, chat_id))
 
-    async def erase_user(self, scope: Scope) -> ErasureReport:
-        """Everything of the user, in every tier (their API keys stay until revoked)."""
-        return await self.assistant.forget_user(scope.user)
+    async def erase(self, scope: Scope) -> ErasureReport:
+        """Erase what the scope reaches: a user-wide scope, everything of the user (`forget_user`); an agent
+        scope, every chat of the agent and the agent's own facts (the user's shared facts stay).
+        `remaining` names the agent's chats a final listing still found (written meanwhile)."""
+        if erases_user(scope):
+            return await self.assistant.forget_user(scope.user)
+        report = ErasureReport()
+        for chat_id in await self._chat_ids(scope):
+            report += await self.erase_chat(scope, chat_id)
+        facts = await self.tiers.facts.all(scope.user, current_only=False)
+        await self.tiers.facts.erase(scope.user, [f.id for f in facts if erases_fact(scope, f)])
+        left = await self._chat_ids(scope)
+        return report + ErasureReport(remaining=tuple(f"chat {c!r}" for c in left))
 
     # ------------------------------------------------------------------ the rest of memory
 
     async def core_blocks(self, scope: Scope) -> list[Block]:
-        """The user's own core memory blocks (tiered mode)."""
+        """The core memory blocks in view for the scope's user (tiered mode): their own copies, else the
+        assistant's defaults, persona included; otherwise the user's stored blocks. User-level, so every
+        scope of the user sees them, as it sees the user's shared facts."""
+        engine = await self.assistant.ready()
+        if isinstance(engine.mode, TieredMode):
+            return await engine.mode.core_blocks(engine, scope.user, scope.agent)
         return await self.tiers.core.list(user_scope(scope.user))
 
     async def usage(self, scope: Scope) -> UsageReport:
-        """LLM calls and tokens spent for the user: per chat and model (answers, summaries, fact and graph
-        extraction), and in all."""
+        """LLM calls and tokens spent in the scope's chats: per chat and model (answers, summaries, fact and
+        graph extraction), and in all."""
         backend = self.runtime.backend
         if backend is None:
             raise InputError("usage is kept in the backend: memory beyond chats needs one")
-        rows = tuple(r for r in await backend.usage.rows(scope.user) if isinstance(r.chat_id, str))
+        rows = tuple(
+            r.model_copy(update={"chat_id": chat_id})
+            for r in await backend.usage.rows(scope.user)
+            if (chat_id := request_chat(scope, r.chat_id)) is not None
+        )
         return UsageReport(
             rows=rows,
             calls=sum(r.calls for r in rows),

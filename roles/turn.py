@@ -18,6 +18,7 @@ from brain.memory.window import Window
 from brain.message import Message
 from brain.runtime import Runtime
 from brain.settings import MemorySettings
+from brain.storage.facts import Fact
 from roles.skills import Skills
 
 __all__ = ["Host", "Turn"]
@@ -78,7 +79,12 @@ class Host(Protocol):
         """Fold the oldest unsummarized turns into the summary; a failure is logged, the turn goes on."""
         ...
 
-    async def relevant_facts(self, user_id: str | bytes, text: str) -> list[str]: ...
+    async def recalled_facts(
+        self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None
+    ) -> list[Fact]:
+        """The user's current facts relevant to `text` that a turn of `chat_id` may see, with their
+        provenance (none when facts are off)."""
+        ...
 
     def talk(self, turn: Turn, prompt: list[ChatMessage], refit: Refit | None = None) -> AsyncIterator[str]:
         """The talk action's answer for `turn`, as it streams (tool rounds go to `turn.trail`)."""

@@ -21,6 +21,7 @@ from brain.memory.window import Window, older_than_recent
 from brain.message import Message, speaker
 from brain.settings import MemorySettings
 from brain.storage.conversation import Conversation, MemoryStore, StoredState, Turn, WriteBatch
+from brain.storage.fence import Ticket
 from brain.storage.usage import ModelUsage
 
 __all__ = ["BrainMemory", "Summarize"]
@@ -72,6 +73,7 @@ class BrainMemory(BaseModel):
     _saved_talk: str | None = PrivateAttr(None)
     _in_flight: str | None = PrivateAttr(None)
     _answered: bool = PrivateAttr(False)
+    _epoch: int = PrivateAttr(0)
     last_summary_stats: SummaryStats | None = None
 
     # ------------------------------------------------------------------ loading and saving
@@ -121,7 +123,14 @@ class BrainMemory(BaseModel):
         memory._seqs = {t.message.id: t.seq for t in state.window}
         memory._tokens = {t.message.id: t.tokens for t in state.window}
         memory._saved_talk = meta.last_talk
+        memory._epoch = state.epoch
         return memory
+
+    @property
+    def ticket(self) -> Ticket:
+        """The erasure ticket of work that began with this memory's load (`brain.storage.fence`): hold it
+        for what that work writes, so an erasure of the chat or the user meanwhile drops it."""
+        return Ticket(self.user_id, self._epoch, self.chat_id)
 
     def _bind(self, store: MemoryStore, settings: MemorySettings, tokenizer: Tokenizer | None) -> None:
         self._store, self._settings, self._tokenizer = store, settings, tokenizer

@@ -75,6 +75,15 @@ class FactMemory:
         audit = AuditEntry(event="DELETE", actor=actor, reason=reason, source_turns=tuple(source))
         return await self.store.retire(user_id, fact_id, time.time(), audit)
 
+    async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
+        """Delete facts for good, from the store (audit events naming them included) and from the search
+        index; how many existed. For erasure (e.g. of one agent's memory): nothing of them stays."""
+        gone = await self.store.erase(user_id, fact_ids)
+        index = self.index(user_id)
+        for fact_id in fact_ids:
+            await index.delete(fact_id)
+        return gone
+
     async def get(self, user_id: str | bytes, fact_id: str) -> Fact | None:
         facts = await self.store.get_many(user_id, [fact_id])
         return facts[0] if facts else None

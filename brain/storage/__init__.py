@@ -16,6 +16,7 @@ from brain.storage.conversation import (
     WriteResult,
 )
 from brain.storage.facts import AuditEntry, AuditEvent, Fact, FactStore
+from brain.storage.fence import ErasureStore, Ticket
 from brain.storage.graph import Entity, EntityWrite, GraphStore, Relation
 from brain.storage.index import Hit, IndexedDoc, IndexEntry, IndexStore, Ranking
 from brain.storage.keys import ApiKey, ApiKeyStore, RateVerdict
@@ -38,6 +39,7 @@ __all__ = [
     "CoreBlockStore",
     "Entity",
     "EntityWrite",
+    "ErasureStore",
     "Fact",
     "FactQueue",
     "FactStore",
@@ -56,6 +58,7 @@ __all__ = [
     "Relation",
     "StoredState",
     "SummaryStore",
+    "Ticket",
     "Turn",
     "UsageRow",
     "UsageStore",

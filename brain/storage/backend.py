@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 from brain.storage.blocks import BlockSessionStore, CoreBlockStore
 from brain.storage.conversation import ConversationStore
 from brain.storage.facts import FactStore
+from brain.storage.fence import ErasureStore
 from brain.storage.graph import GraphStore
 from brain.storage.index import IndexStore
 from brain.storage.keys import ApiKeyStore
@@ -55,6 +56,11 @@ class Backend(Protocol):
     @property
     def usage(self) -> UsageStore: ...
 
+    @property
+    def erasure(self) -> ErasureStore:
+        """Each user's erasure record: what fences every write of the other stores."""
+        ...
+
     def index(self, base: str) -> IndexStore:
         """The search index namespace `base` (`brain.keys.archival_base`, `recall_base`, ...)."""
         ...
@@ -68,6 +74,11 @@ class Backend(Protocol):
     async def user_leftovers(self, user_id: str | bytes) -> list[str]:
         """Whatever is still stored under `user_id`'s namespaces (`brain.keys.user_patterns`), by name: for
         erasure and audits, not hot paths."""
+        ...
+
+    async def compact(self) -> bool:
+        """Rewrite the store's append-only file now (after an erasure, so that erased data leaves the disk
+        too), waiting until it is done; False when the store keeps none."""
         ...
 
     async def purge(self, names: list[str]) -> int:

@@ -81,6 +81,7 @@ class StoredState(BaseModel):
     meta: ConversationMeta = ConversationMeta()
     window: tuple[Turn, ...] = ()  # hidden turns left out
     knowledge: tuple[Message, ...] = ()
+    epoch: int = 0  # the user's erasure count when loaded: the ticket of work that begins with this load
 
 
 class WriteBatch(BaseModel):
@@ -129,13 +130,17 @@ class ConversationStore(SummaryStore, Protocol):
     async def load(
         self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
     ) -> StoredState:
-        """Metadata, the newest `window_turns` unsummarized turns, the newest knowledge. With `pending`, first
-        save it as `last_talk` in the same atomic call (a turn's start: one round trip)."""
+        """Metadata, the newest `window_turns` unsummarized turns, the newest knowledge, and the user's
+        erasure count (`epoch`, read no later than anything that call wrote). With `pending`, first save it
+        as `last_talk` in the same atomic call (a turn's start: one round trip); `ErasedError` when the user
+        was erased while that call began (nothing kept)."""
         ...
 
     async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
         """Append the batch atomically (turns idempotent by id). Its `spent` joins the chat's usage rows,
-        where the same backend's `UsageStore` reads them, in the same atomic write."""
+        where the same backend's `UsageStore` reads them, in the same atomic write. Like every write of a
+        user's memory, `ErasedError` (nothing written) under a ticket (`brain.storage.fence`) that an
+        erasure of the user or the chat made stale."""
         ...
 
     async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:

@@ -129,6 +129,12 @@ class FactStore(Protocol):
         `NotFoundError` for no such fact."""
         ...
 
+    async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
+        """Delete facts for good (an erasure, not a change): their records, retired state, hash entries, the
+        aliases naming them and every audit event naming them (`fact_id` or `old_fact_id`). How many
+        existed."""
+        ...
+
     async def get_many(self, user_id: str | bytes, ids: Sequence[str]) -> list[Fact]:
         """The facts of `ids` that exist (retired ones with their state), in the order of `ids`."""
         ...

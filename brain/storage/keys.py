@@ -113,6 +113,11 @@ class ApiKeyStore(Protocol):
         revocation's time."""
         ...
 
+    async def forget(self, user: str) -> int:
+        """Delete every key of `user`, records included (a user's erasure): none of them works any more,
+        and none names the user. How many there were."""
+        ...
+
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         """Count one request of `key_id` in the current fixed window of `window_seconds`: allowed while the
         count is at most `limit`; `retry_after` is the seconds (at least 1) until the window ends. The key

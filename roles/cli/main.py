@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("file", help="a file written by export")
         else:
             sub.add_argument("--yes", action="store_true", help="really delete")
+    memory_commands.add_parser(
+        "compact",
+        help="rewrite the store's append-only file now, so that what was erased is gone from disk too",
+        parents=[common],
+    )
     add_fact_commands(memory_commands, common)
     add_graph_command(memory_commands, common)
     worker = commands.add_parser("worker", help="apply queued turns to fact memory", parents=[common])

@@ -14,6 +14,7 @@ from brain.progress import Progress, within
 from brain.runtime import Runtime, open_runtime
 from brain.search.documents import load_document
 from brain.settings import Settings
+from brain.storage import fence
 from brain.storage.conversation import Conversation
 from roles.agent_file import export_agent, import_agent, parse_agent_file
 from roles.assistant import Assistant
@@ -42,6 +43,8 @@ async def memory_command(settings: Settings, args: argparse.Namespace) -> int:
     async with open_runtime(settings) as runtime:
         if args.memory_command == "delete":
             return await _delete(Assistant.for_runtime(runtime), args.user, args.chat)
+        if args.memory_command == "compact":
+            return await _compact(runtime)
         with progress_to(sys.stderr) as progress:
             return await _transfer(runtime, args, progress)
 
@@ -85,6 +88,16 @@ async def _delete(assistant: Assistant, user: str, chat: str | None) -> int:
         )
         return 1
     print(f"checked with a scan: nothing of user {user!r} remains")
+    print(f"deleted {report.api_keys} API keys; not reached by an erasure:", *report.unreachable, sep="\n  ")
+    return 0
+
+
+async def _compact(runtime: Runtime) -> int:
+    if runtime.backend is None:
+        raise InputError("there is no store to compact")
+    print("rewriting the append-only file ...", file=sys.stderr)
+    done = await runtime.backend.compact()
+    print("the append-only file was rewritten" if done else "the store keeps no append-only file")
     return 0
 
 
@@ -92,16 +105,18 @@ async def _load(runtime: Runtime, user: str, files: list[str], progress: Progres
     if runtime.tiers is None:
         raise InputError("archival memory needs Redis")
     index = runtime.tiers.archival(user)
+    ticket = await runtime.tiers.backend.erasure.ticket(user)
     for name in files:
         source, text = await asyncio.to_thread(_read_source, name)
-        result = await load_document(
-            index,
-            source,
-            text,
-            runtime.tokenizer,
-            embed=runtime.tiers.embed,
-            progress=within(progress, name),
-        )
+        with fence.holding(ticket):  # an erasure of the user meanwhile drops what is left to write
+            result = await load_document(
+                index,
+                source,
+                text,
+                runtime.tokenizer,
+                embed=runtime.tiers.embed,
+                progress=within(progress, name),
+            )
         if result.unchanged:
             print(f"{name}: unchanged, nothing added")
         else:

@@ -1,4 +1,5 @@
-"""The `/v1` routes. Each takes its tenant from the API key (`Tenant`), never from the request."""
+"""The `/v1` routes. Each takes its tenant from the API key (`Tenant`), never from the request; what the
+key reaches inside its user is `roles.access`'s rule, which every `MemoryService` method asks."""
 
 from __future__ import annotations
 
@@ -215,7 +216,7 @@ async def export_chat(chat_id: str, scope: Tenant, service: Service) -> Conversa
 
 @router.put("/chats/{chat_id}", tags=["chats"], status_code=201)
 async def import_chat(chat_id: str, body: ConversationExport, scope: Tenant, service: Service) -> ChatInfo:
-    """Load an export into this (empty) chat of the key's user, whoever it was exported from."""
+    """Load an export into this (empty) chat of the key's scope, whoever it was exported from."""
     return await service.import_chat(scope, chat_id, body)
 
 
@@ -227,10 +228,11 @@ async def erase_chat(chat_id: str, scope: Tenant, service: Service) -> ErasureRe
 
 @router.delete("/memory", tags=["erasure"])
 async def erase_user(scope: Tenant, service: Service, confirm: bool = False) -> ErasureReport:
-    """Erase everything of the key's user (`?confirm=true`). The key itself stays until revoked."""
+    """Erase everything the key reaches (`?confirm=true`): a user-wide key's whole user (its API keys
+    too), an agent key's chats and facts of its agent (the user's shared facts and keys stay)."""
     if not confirm:
         raise InputError("erasing all memory needs ?confirm=true")
-    return await service.erase_user(scope)
+    return await service.erase(scope)
 
 
 @router.get("/core-blocks", tags=["memory"])
@@ -240,7 +242,7 @@ async def core_blocks(scope: Tenant, service: Service) -> list[Block]:
 
 @router.get("/usage", tags=["memory"])
 async def usage(scope: Tenant, service: Service) -> UsageReport:
-    """LLM calls and tokens spent for the key's user, per chat and model, and in all."""
+    """LLM calls and tokens spent in the key's chats, per chat and model, and in all."""
     return await service.usage(scope)
 
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import ClassVar
 
 from actions.fact_block import FactBlock
+from actions.memory_section import render_block_memory
 from brain.errors import ConfigError, StoreError
 from brain.llm.protocol import ChatMessage
 from brain.memory.blocks import BlockMemory, MemoryBlock, StaticBlock, VectorBlock
@@ -77,6 +78,7 @@ class BlocksMode(BrainMode):
             settings=self.settings,
             blocks=self.blocks,
             tokenizer=self.tokenizer,
+            render=render_block_memory,
         )
 
     async def refine(self, host: Host, memory: BrainMemory) -> str | None:

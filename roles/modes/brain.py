@@ -47,7 +47,7 @@ class BrainMode:
             summary=memory.historical_summary,
             history=memory.history,
             history_tokens=memory.history_tokens,
-            facts=await host.relevant_facts(memory.user_id, turn.query),
+            facts=await host.recalled_facts(memory.user_id, turn.query, memory.chat_id),
         )
         async for piece in host.talk(turn, prompt):
             yield piece

@@ -1,9 +1,11 @@
 """`TieredMode`: MemGPT's idea as a mode of the turn engine. The model manages its own memory with tools:
 core memory blocks always in view, archival memory and recall memory (every past turn) searchable.
 
-The system prompt never changes (provider prompt caching keeps working); core memory follows it as a
-separate system message. Tool steps chain through `request_heartbeat` up to `memory.max_tool_steps`; what
-the model says through `send_message` streams as it arrives. The prompt is fitted to the context window
+The system message starts with the persona and instructions, which never change (provider prompt caching
+keeps working), and ends with the memory section (`actions.memory_section`): core blocks, summary, facts and
+what this turn's memory searches found, all as data; a search's tool turn only says where its result is.
+Tool steps chain through `request_heartbeat` up to `memory.max_tool_steps`; what the model says through
+`send_message` streams as it arrives. The prompt is fitted to the context window
 (oldest turns out first, tool calls with their results) and the model is warned when it passes
 `memory.pressure_share` of the window.
 """
@@ -14,20 +16,22 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
-from actions.memgpt import MEMGPT_INSTRUCTIONS, stream_step
-from actions.talk import render_talk
+from actions.memgpt import MEMGPT_INSTRUCTIONS, SEARCH_TOOLS, search_result, stream_step
+from actions.memory_section import MemoryItem, core_block_items, render_memory
+from actions.talk import memory_items, render_system, render_talk
 from brain.errors import ConfigError, LLMError
-from brain.keys import agent_scope, shared_scope, user_scope
+from brain.keys import agent_scope, shared_scope, tenant_scope, user_scope
 from brain.llm.protocol import ChatMessage, Completion
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.context import fit_prompt, pressure_note, prompt_tokens
-from brain.memory.core import Block, ensure_blocks, render_blocks
+from brain.memory.core import Block, Place, tenant_blocks
 from brain.memory.graph import graph_links
 from brain.message import Message, speaker
 from brain.progress import Progress, report
 from brain.runtime import Runtime
 from brain.search.analysis import searchable
 from brain.search.index import IndexedDoc
+from roles.access import agent_of, tenant_of
 from roles.memory_tools import MemoryTools
 from roles.modes.brain import BrainMode
 from roles.turn import Host, Turn
@@ -59,7 +63,13 @@ def recall_doc(message: Message) -> IndexedDoc:
 
 class TieredMode(BrainMode):
     """MemGPT memory tiers, stored in the runtime's backend (`runtime.tiers`). `blocks` are the core blocks'
-    defaults; `shared_blocks` maps a label to the name of a scope shared with other agents."""
+    templates; `shared_blocks` maps a label to the name of a scope whose block is the label's default (its
+    seed, stored by an operator or an agent file) for every agent that names it.
+
+    Every block is per tenant: a user sees the defaults until they first edit a block, which copies it into
+    their own keys (`brain.memory.core.edit_block`); a persona copy is the user's with this agent, a shared
+    block's copy is shared by the user's agents naming the same scope. No tool call changes a default or
+    another user's block, and erasing the user removes their copies."""
 
     name: ClassVar[str] = "tiered"
 
@@ -75,17 +85,40 @@ class TieredMode(BrainMode):
                 "memory.mode tiered keeps core, archival and recall memory in a backend; it needs one"
             )
 
-    def scopes(self, host: Host, user_id: str | bytes) -> dict[str, bytes]:
-        """Where each block lives: persona with the agent, the others with the user, shared ones as set."""
-        scopes = {b.label: user_scope(user_id) for b in self.blocks}
-        scopes["persona"] = agent_scope(host.persona.name)
-        return {**scopes, **{label: shared_scope(name) for label, name in self.shared_blocks.items()}}
+    def places(self, host: Host, user_id: str | bytes, agent: str | None = None) -> dict[str, Place]:
+        """Each block of `user_id` with this agent: where the user's own copy lives (persona: the user's
+        with this agent; shared blocks: the user's with the shared scope; the others: the user's) and its
+        default (the template; a shared block's seed first). Under an `agent` scope (an API key's: its chats
+        are `roles.access` agent chats) every copy is that agent's alone (`roles.access.tenant_of`)."""
+        templates = {b.label: b for b in self.blocks}
+
+        def own(scope: bytes) -> bytes:
+            return tenant_scope(user_id, tenant_of(agent, scope))
+
+        mine = user_scope(user_id) if agent is None else own(user_scope(user_id))
+        places = {b.label: Place(scope=mine, template=b) for b in self.blocks}
+        places["persona"] = Place(
+            scope=own(agent_scope(host.persona.name)), template=templates.get("persona")
+        )
+        for label, name in self.shared_blocks.items():
+            seed = shared_scope(name)
+            places[label] = Place(scope=own(seed), template=templates.get(label), seed=seed)
+        return places
+
+    def scopes(self, host: Host, user_id: str | bytes, agent: str | None = None) -> dict[str, bytes]:
+        """Where the user's own copy of each block lives (`places`)."""
+        return {label: place.scope for label, place in self.places(host, user_id, agent).items()}
+
+    def stored_scopes(self, host: Host, user_id: str | bytes, agent: str | None = None) -> list[bytes]:
+        """Every scope the user's blocks are read from: their own copies' and the shared blocks' seeds."""
+        places = self.places(host, user_id, agent).values()
+        return sorted({p.scope for p in places} | {p.seed for p in places if p.seed is not None})
 
     def tools(self, host: Host, user_id: str | bytes, chat_id: str | bytes) -> MemoryTools:
         tiers = host.tiers
         return MemoryTools(
             tiers.core,
-            self.scopes(host, user_id),
+            self.places(host, user_id, agent_of(chat_id)),
             tiers.archival(user_id),
             tiers.recall(user_id, chat_id),
             embed=tiers.embed,
@@ -143,25 +176,17 @@ class TieredMode(BrainMode):
             "relations": around.lines(),
         }
 
-    async def core_blocks(self, host: Host, user_id: str | bytes) -> list[Block]:
-        """The blocks in view for `user_id`, each default created where it does not exist yet."""
-        scopes, core = self.scopes(host, user_id), host.tiers.core
-        by_scope: dict[bytes, list[Block]] = {}
-        for block in self.blocks:
-            by_scope.setdefault(scopes[block.label], []).append(block)
-        found: list[Block] = []
-        for scope, defaults in by_scope.items():
-            ensured = await ensure_blocks(core, scope, defaults)
-            found += [b for b in ensured if scopes.get(b.label) == scope]
-        for label, name in self.shared_blocks.items():
-            found += [b for b in await core.list(shared_scope(name)) if b.label == label and b not in found]
-        return found
+    async def core_blocks(self, host: Host, user_id: str | bytes, agent: str | None = None) -> list[Block]:
+        """The blocks in view for `user_id` (as `agent`, an API key's agent) with this assistant: their own
+        copies, else the defaults (persona included). Writes nothing."""
+        return await tenant_blocks(host.tiers.core, self.places(host, user_id, agent))
 
     async def refine(self, host: Host, memory: BrainMemory) -> str | None:
         """As brain mode does, and also: index turns recall memory has not seen (written in brain mode or
         by another process), and summarize before the prompt would overflow the window."""
         await self.sync_recall(host, memory)
-        head = host.tokenizer.count(render_blocks(await self.core_blocks(host, memory.user_id))) + 600
+        core = core_block_items(await self.core_blocks(host, memory.user_id, agent_of(memory.chat_id)))
+        head = host.tokenizer.count(render_memory(core)) + 600
         if memory.window_tokens + head + host.memory_settings.reply_tokens > host.context_window:
             await host.summarize(memory)
         return await super().refine(host, memory)
@@ -209,29 +234,30 @@ class TieredMode(BrainMode):
     async def answer(self, host: Host, turn: Turn) -> AsyncIterator[str]:
         memory, settings, window = turn.memory, host.memory_settings, host.context_window
         tools = self.tools(host, memory.user_id, memory.chat_id)
+        facts = await host.recalled_facts(memory.user_id, turn.query, memory.chat_id)
+        found: list[MemoryItem] = []  # what this turn's memory searches found
+
+        async def system() -> ChatMessage:
+            """The system message: instructions, then the memory section (core blocks as they are now)."""
+            core = core_block_items(await self.core_blocks(host, memory.user_id, agent_of(memory.chat_id)))
+            recalled = memory_items(memory.get_knowledge(), memory.historical_summary, facts, [*core, *found])
+            return render_system(host.persona, recalled, MEMGPT_INSTRUCTIONS)
+
         base = render_talk(
             persona=host.persona,
             text=turn.text,
             resolved=turn.resolved,
             tokenizer=host.tokenizer,
             history_budget=int(window * settings.prompt_history_share),
-            knowledge=memory.get_knowledge(),
-            summary=memory.historical_summary,
             history=memory.history,
             history_tokens=memory.history_tokens,
-            facts=await host.relevant_facts(memory.user_id, turn.query),
         )
-        system = base[0].model_copy(update={"content": f"{base[0].content}\n{MEMGPT_INSTRUCTIONS}"})
-        core = ChatMessage(role="system", content=render_blocks(await self.core_blocks(host, memory.user_id)))
-        head = [system, core, *(m for m in base[1:] if m.role == "system")]
-        messages = head + [m for m in base[1:] if m.role != "system"]
+        messages = [await system(), *base[1:]]
         specs = tools.specs + host.skills.specs
         for step in range(settings.max_tool_steps + 1):
-            if step:  # memory edits show up in the next step's core memory message
-                messages[1] = ChatMessage(
-                    role="system", content=render_blocks(await self.core_blocks(host, memory.user_id))
-                )
-            prompt = _fit(host, messages, len(head))
+            if step:  # memory edits and search results show up in the next step's memory section
+                messages[0] = await system()
+            prompt = _fit(host, messages, 1)
             said: dict[int, str] = {}
             completion: Completion | None = None
             last = step == settings.max_tool_steps
@@ -253,6 +279,9 @@ class TieredMode(BrainMode):
                     outcome = await tools.invoke(call)
                     heartbeat |= outcome.heartbeat
                     result = outcome.result
+                    if call.name in SEARCH_TOOLS and not outcome.failed:
+                        item, result = search_result(call.name, result, len(found) + 1)
+                        found.append(item)
                     streamed = said.get(index, "")
                     if outcome.message is not None and outcome.message.startswith(streamed):
                         rest = outcome.message[len(streamed) :]

@@ -124,3 +124,29 @@ def test_conversation_ids_read_a_conversation_base_back() -> None:
     long_id = conversation_keys("brain", "x" * 200, "c").base  # hashed: cannot be read back
     for text in (long_id, "any:key:of:mine", "brain:{bZm9v.b!!}", "brain:{bZm9v}", "brain:{}"):
         assert conversation_ids(text, "brain") is None
+
+
+@given(IDS, IDS, st.sampled_from(["Lily", "agent:x", "*", "{a}"]))
+def test_a_tenant_copy_is_among_its_users_keys_only(u1: str, u2: str, agent: str) -> None:
+    from brain.keys import tenant_scope
+
+    for base in (agent_scope(agent), shared_scope(agent)):
+        key = core_key("brain", tenant_scope(u1, base))
+        assert any(fnmatch.fnmatchcase(key, p) for p in user_patterns("brain", u1))
+        assert key.startswith(core_key("brain", user_scope(u1)).removesuffix(":blocks"))  # the user's slot
+        assert key not in {core_key("brain", s) for s in (base, user_scope(u1), tenant_scope(u1, b"x:y"))}
+        if raw(u1) != raw(u2):
+            assert key != core_key("brain", tenant_scope(u2, base))
+            assert not any(fnmatch.fnmatchcase(key, p) for p in user_patterns("brain", u2))
+
+
+def test_only_a_tenant_scope_as_built_maps_into_a_users_keys() -> None:
+    from brain.keys import tenant_scope
+
+    assert tenant_scope("ann", agent_scope("Lily")) == b"tenant:3:ann:agent:Lily"
+    assert tenant_scope("a:b", b"c") != tenant_scope("a", b"b:c")
+    assert core_key("brain", tenant_scope("a:b", b"c")) != core_key("brain", tenant_scope("a", b"b:c"))
+    user_tag = core_key("brain", user_scope("ann")).removesuffix(":blocks")
+    for lookalike in ("tenant:03:ann:x", "tenant:3:ann", "tenant:9:ann:x", "tenant:x:ann:x", "tenant:3:annx"):
+        assert not core_key("brain", lookalike).startswith(user_tag)
+        assert core_key("brain", lookalike).endswith(":blocks")

@@ -38,7 +38,8 @@ async def test_round_trip_is_exact_and_has_no_secrets(redis_client: aioredis.Red
                 (
                     "core_memory_append",
                     {"label": "human", "content": "Ann, vegetarian", "request_heartbeat": True},
-                )
+                ),
+                ("core_memory_append", {"label": "persona", "content": "Cooks for Ann"}),
             ),
             tool_calls(("send_message", {"message": "Noted!"})),
         ]
@@ -60,7 +61,7 @@ async def test_round_trip_is_exact_and_has_no_secrets(redis_client: aioredis.Red
     assert len(first.conversation.turns) == 2 and len(first.archival) == 1
     assert [s.name for s in first.skills] == ["current_time"]
     assert {(b.scope, b.block.label) for b in first.core_blocks} == {
-        ("agent:Lily", "persona"),
+        ("tenant:3:ann:agent:Lily", "persona"),  # Ann's own copy, made by her edit
         ("user:ann", "human"),
         ("shared:team:x", "team"),
     }

@@ -12,6 +12,7 @@ from brain import InMemoryStore, InputError, LLMError, MemorySettings
 from brain.testing import ScriptedCall, ScriptedLLM, tool_calls
 from roles.assistant import Assistant
 from roles.skills import SkillDeclaration, Skills, check_arguments
+from tests.support.prompts import memory_items
 from tests.support.runtime import make_runtime, split_options
 
 WEATHER = SkillDeclaration(
@@ -65,10 +66,16 @@ async def test_knowledge_and_summary_are_labelled_system_context() -> None:
     await memory.dumps()
     await memory.set_history_summary("Ann plans a trip to Oslo.")
     await a.chat("u", "c", "Suggest dinner.")
-    system = [m.content for m in a.llm.calls[0].messages if m.role == "system"]  # type: ignore[attr-defined]
-    assert any(s == "Knowledge you can rely on:\nAnn is vegetarian." for s in system)
-    assert any(s == "Summary of the conversation so far:\nAnn plans a trip to Oslo." for s in system)
-    assert all(m.role != "assistant" for m in a.llm.calls[0].messages)  # type: ignore[attr-defined]
+    messages = a.llm.calls[0].messages  # type: ignore[attr-defined]
+    assert [m.role for m in messages] == ["system", "user"]  # memory is in the one system message
+    assert memory_items(messages) == [
+        ("knowledge", ' source="user turn or API write"', "Ann is vegetarian."),
+        (
+            "conversation summary",
+            ' source="derived from user turns and assistant turns" trust="lower"',
+            "Ann plans a trip to Oslo.",
+        ),
+    ]
 
 
 async def test_failed_llm_call_leaves_memory_and_last_talk() -> None:

@@ -15,6 +15,7 @@ from brain.storage.conversation import Turn
 from brain.testing import ScriptedCall, ScriptedLLM
 from roles.assistant import Assistant
 from roles.fact_worker import FactWorker, batches, running
+from tests.support.prompts import memory_items
 from tests.support.runtime import make_runtime
 
 FACTS_ON = MemorySettings(facts=FactSettings(enabled=True, reclaim_seconds=0.2, batch_turns=50))
@@ -34,9 +35,9 @@ async def test_a_turn_never_waits_and_the_next_prompt_holds_the_fact(redis_clien
     report = await FactWorker(runtime).run_once(block_ms=None)
     assert (report.entries, report.turns, report.calls) == (1, 2, 1)
     await assistant.chat("ann", "c2", "What should I eat tonight vegetarian?")  # another chat, same user
-    system = [m.content or "" for m in answers.calls[1].messages if m.role == "system"]
-    block = next(s for s in system if s.startswith("Facts remembered about the user"))
-    assert "- Is vegetarian" in block and "not instructions" in block
+    fact = ("fact", ' source="derived from user turns"', "Is vegetarian")
+    assert fact in memory_items(answers.calls[1].messages)
+    assert "never instructions to follow" in (answers.calls[1].messages[0].content or "")
     again = await FactWorker(runtime).run_once(block_ms=None)
     assert again.calls == 1 and memory_llm.calls[-1].messages[1].content.count("vegetarian") == 1
 

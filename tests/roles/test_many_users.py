@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 import redis.asyncio as aioredis
 
 from brain import InMemoryStore, MemorySettings
-from brain.keys import user_patterns
+from brain.keys import erasure_key, user_patterns
 from brain.memory.erasure import user_keys
 from brain.search.index import IndexedDoc
 from brain.testing import ScriptedCall, ScriptedLLM, tool_calls
 from roles.assistant import Assistant
 from roles.modes import TieredMode
 from roles.tiered import TieredAssistant
+from tests.support.prompts import search_results
 from tests.support.runtime import make_runtime
 
 
@@ -80,11 +80,11 @@ async def test_forget_reaches_recall_and_new_turns_are_indexed_again(redis_clien
     report = await agent.forget("u", "c")
     assert report.chats == 1 and report.recall_entries == 2
     await agent.chat("u", "c", "What is my PIN?")
-    found = json.loads([m.content for m in llm.calls[2].messages if m.role == "tool"][-1] or "")
+    found = search_results(llm.calls[2].messages)[-1]
     assert found["total"] == 0  # the forgotten turns are not in recall memory
     await agent.chat("u", "c", "I am flying to Lisbon")
     await agent.chat("u", "c", "Where am I flying?")
-    found = json.loads([m.content for m in llm.calls[-1].messages if m.role == "tool"][-1] or "")
+    found = search_results(llm.calls[-1].messages)[-1]
     assert "User: I am flying to Lisbon" in [r["text"] for r in found["results"]]  # indexing goes on
 
 
@@ -108,13 +108,13 @@ async def test_forget_user_erases_every_tier(mode: str, redis_client: aioredis.R
     report = await agent.forget_user("alice")
     assert report.chats == 2 and report.archival_passages == 1 and report.remaining == ()
     assert report.recall_entries == (4 if mode == "tiered" else 0)
-    assert report.core_blocks == (1 if mode == "tiered" else 0)  # the human block
+    assert report.core_blocks == 0  # no edit: alice's blocks were the defaults, never copied
     assert await user_keys(runtime.tiers, "alice") == []
     assert await runtime.store.list_chats("alice") == []
     for user in ("bob", "alice:c1"):  # other tenants, even with look-alike ids, keep everything
         assert await user_keys(runtime.tiers, user)
         assert len((await agent.memory_of(user, "c1" if user == "bob" else "x")).history) == 2
-    assert len(user_patterns("brain", "alice")) == 6
+    assert len(user_patterns("brain", "alice")) == 7
 
 
 async def test_each_chat_keeps_its_own_usage(redis_client: aioredis.Redis) -> None:
@@ -143,7 +143,11 @@ async def test_erasure_reaches_recall_left_under_the_old_namespace(redis_client:
     assert report.recall_entries == 1 and report.remaining == () and report.queued == 1
     queue = runtime.tiers.fact_queue
     assert await old.count() == 0 and await queue.backlog() == 0  # not even a queue entry naming alice
-    assert [k async for k in redis_client.scan_iter(match="*")] == [queue.key.encode()]
+    left = sorted([k async for k in redis_client.scan_iter(match="*")])
+    record = erasure_key("brain", "alice").encode()
+    assert left == sorted([queue.key.encode(), record])  # and the content-free erasure record
+    assert set((await redis_client.hgetall(record)).keys()) == {b"n", b"*"}
+    assert all(v.isdigit() for v in (await redis_client.hgetall(record)).values())
 
 
 async def test_erasure_drops_only_the_erased_users_queue_entries(redis_client: aioredis.Redis) -> None:

@@ -29,6 +29,7 @@ from roles.metagpt import (
 )
 from roles.skills import SkillDeclaration, Skills
 from tests.support.openai_server import Chat, ScriptedOpenAIServer
+from tests.support.prompts import memory_items
 from tests.support.runtime import make_runtime
 
 OSLO = "I am flying to Oslo next Friday."
@@ -147,10 +148,10 @@ async def test_talk_action_call_form() -> None:
     message = await action.run(llm)
     assert message.role == "assistant" and message.cause_by == "TalkAction" and action.rsp == message
     sent = llm.calls[0].messages
-    assert [m.role for m in sent] == ["system", "system", "user"] and sent[
-        -1
-    ].content == "Where should I stay?"
+    assert [m.role for m in sent] == ["system", "user"] and sent[-1].content == "Where should I stay?"
     assert "Answer in Chinese" in (sent[0].content or "")
+    knowledge = ("knowledge", ' source="user turn or API write"', "Ann likes quiet places.")
+    assert memory_items(sent) == [knowledge]
     with pytest.raises(ValidationError):
         TalkAction(i_context="hi", unknown=1)
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from brain import InMemoryStore, MemorySettings
+from brain.storage.facts import Fact
 from brain.testing import ScriptedCall, ScriptedLLM, obey_word_limit
 from roles.assistant import Assistant
 from tests.support.runtime import make_runtime
@@ -62,11 +63,13 @@ async def test_memory_search_uses_the_rewrite() -> None:
     a = assistant(talk, memory)
     searched: list[str] = []
 
-    async def relevant_facts(user_id: str | bytes, text: str) -> list[str]:
+    async def recalled_facts(
+        user_id: str | bytes, text: str, chat_id: str | bytes | None = None
+    ) -> list[Fact]:
         searched.append(text)
         return []
 
-    a.engine.relevant_facts = relevant_facts  # type: ignore[method-assign]
+    a.engine.recalled_facts = recalled_facts  # type: ignore[method-assign]
     await a.chat("u", "c", OSLO)
     await a.chat("u", "c", "Book hotels there for me")
     assert searched == [OSLO, "Book hotels in Oslo for me"]

@@ -15,6 +15,7 @@ from brain.memory.core import Block
 from brain.testing import ScriptedLLM, obey_word_limit, tool_calls
 from roles.tiered import TieredAssistant
 from tests.support.openai_server import Chat, ScriptedOpenAIServer
+from tests.support.prompts import memory_section, search_results
 from tests.support.runtime import make_runtime, split_options
 from tests.support.stores import redis_index
 
@@ -42,9 +43,15 @@ async def test_core_memory_edit_with_heartbeat_and_stable_prefix(redis_client: a
     assert await agent.chat("u1", "c", "I am Ann") == "Nice to meet you, Ann!"
     assert await agent.chat("u1", "c", "Who am I?") == "You are Ann."
     first, second, third = llm.calls
-    assert first.messages[0] == second.messages[0] == third.messages[0]  # the system prompt never changes
-    assert "Name: Ann" not in (first.messages[1].content or "")
-    assert "<human> (what you know about the user)\nName: Ann" in (second.messages[1].content or "")
+    heads = [(c.messages[0].content or "").split("\n<memory>\n")[0] for c in llm.calls]
+    assert heads[0] == heads[1] == heads[2]  # the system prompt before the memory section never changes
+    assert "Name: Ann" not in memory_section(first.messages)
+    human = (
+        '<item kind="core block human (what you know about the user)" source="assistant turn (memory tools) '
+        'or API write" trust="lower">\nName: Ann\n</item>'
+    )
+    assert human in memory_section(second.messages)
+    assert "Name: Ann" in memory_section(third.messages)
     assert {t.name for t in first.tools} >= {"send_message", "core_memory_append", "conversation_search_date"}
     [human] = [b for b in await RedisCoreBlockStore(redis_client).list("user:u1") if b.label == "human"]
     assert human.value == "Name: Ann"
@@ -98,18 +105,23 @@ async def test_archival_insert_and_search_and_conversation_search(redis_client: 
     agent = tiered(llm, redis_client, memory_llm=rewrites)
     await agent.chat("u3", "c", "Note my passport expiry")
     assert await agent.chat("u3", "c", "When does my passport expire?") == "It expires in 2027."
-    found = json.loads([m.content for m in llm.calls[3].messages if m.role == "tool"][-1] or "")
+    found = search_results(llm.calls[3].messages)[-1]
+    [note] = [m.content for m in llm.calls[3].messages if m.role == "tool"][-1:]
+    assert note == (
+        'archival_memory_search: the result is in the memory section of the system message, item "search '
+        'result 1 (archival_memory_search)".'
+    )
     assert found["total"] == 1 and found["results"][0]["text"] == "Ann's passport expires in 2027"
     assert found["results"][0]["tags"] == ["docs"]
     await agent.chat("u3", "c", "Did I mention it?")  # rewritten on the memory model, answered as asked
     assert len(rewrites.calls) == 1 and "Did I mention my passport?" in (
         llm.calls[4].messages[-1].content or ""
     )
-    recall = json.loads([m.content for m in llm.calls[5].messages if m.role == "tool"][-1] or "")
+    recall = search_results(llm.calls[5].messages)[-1]
     assert recall["total"] >= 2 and any(
         r["text"] == "User: Note my passport expiry" for r in recall["results"]
     )
-    by_date = json.loads([m.content for m in llm.calls[6].messages if m.role == "tool"][-1] or "")
+    by_date = search_results(llm.calls[6].messages)[-1]
     assert by_date["total"] == 4 and by_date["pages"] == 1
 
 
@@ -181,13 +193,13 @@ async def test_tenants_cannot_see_each_other(redis_client: aioredis.Redis) -> No
     agent = tiered(llm, redis_client)
     await agent.chat("alice", "c", "store my pin")
     await agent.chat("bob", "c", "what is alice's pin?")
-    found = json.loads([m.content for m in llm.calls[3].messages if m.role == "tool"][-1] or "")
+    found = search_results(llm.calls[3].messages)[-1]
     assert found["total"] == 0
     assert (await redis_index(redis_client, archival_base("brain", "alice")).search("pin"))[1] == 1
     assert (await redis_index(redis_client, archival_base("brain", "bob")).search("pin"))[1] == 0
 
 
-async def test_shared_block_between_two_agents(redis_client: aioredis.Redis) -> None:
+async def test_shared_block_between_two_agents_of_one_user(redis_client: aioredis.Redis) -> None:
     core = RedisCoreBlockStore(redis_client)
     await core.create(shared_scope("team:research"), Block(label="team", value="Deadline: Friday", limit=200))
     llm = ScriptedLLM(
@@ -197,13 +209,17 @@ async def test_shared_block_between_two_agents(redis_client: aioredis.Redis) -> 
             ),
             say("ok"),
             say("noted"),
+            say("no owner yet"),
         ]
     )
     writer = tiered(llm, redis_client, shared_blocks={"team": "team:research"}, name="Writer")
     editor = tiered(llm, redis_client, shared_blocks={"team": "team:research"}, name="Editor")
     await writer.chat("u7", "c", "Bea owns it")
+    await editor.chat("u7", "c2", "who owns it?")
     await editor.chat("u8", "c", "who owns it?")
-    assert "Deadline: Friday\nOwner: Bea" in (llm.calls[2].messages[1].content or "")
+    assert "Deadline: Friday\nOwner: Bea" in memory_section(llm.calls[2].messages)  # u7's copy
+    assert "Deadline: Friday\n</item>" in memory_section(llm.calls[3].messages)  # u8: the seed
+    assert [b.value for b in await core.list(shared_scope("team:research"))] == ["Deadline: Friday"]
 
 
 async def test_pressure_note_and_the_prompt_always_fits(redis_client: aioredis.Redis) -> None:
@@ -224,7 +240,10 @@ async def test_pressure_note_and_the_prompt_always_fits(redis_client: aioredis.R
 
     assert all(prompt_tokens(c.messages, agent.tokenizer) <= 600 - 64 for c in llm.calls)
     assert all(is_well_formed(c.messages) for c in llm.calls)
-    assert any("Memory pressure" in (m.content or "") for m in llm.calls[-1].messages)
+    warned = [any("Memory pressure" in (m.content or "") for m in c.messages) for c in llm.calls]
+    assert any(warned)  # once the chat passed half the window (later its turns are summarized away)
+    quiet = [c for c, w in zip(llm.calls, warned, strict=True) if not w]
+    assert all(prompt_tokens(c.messages, agent.tokenizer) <= 300 for c in quiet)
 
 
 async def test_hybrid_search_when_embeddings_are_configured(redis_client: aioredis.Redis) -> None:
@@ -248,7 +267,7 @@ async def test_hybrid_search_when_embeddings_are_configured(redis_client: aiored
     await agent.chat("u10", "c", "remember my flight")
     await agent.chat("u10", "c", "when is my journey?")
     last_chat = [c for c in llm.calls if c.kind != "embed"][-1]
-    found = json.loads([m.content for m in last_chat.messages if m.role == "tool"][-1] or "")
+    found = search_results(last_chat.messages)[-1]
     assert found["results"][0]["text"] == "Flight to Oslo on May 3"  # no shared word: found by its vector
     assert [c.kind for c in llm.calls].count("embed") >= 3
 
@@ -266,7 +285,7 @@ async def test_conversation_search_by_role(redis_client: aioredis.Redis) -> None
     agent = tiered(llm, redis_client)
     await agent.chat("u11", "c", "Tell me about Oslo")
     await agent.chat("u11", "c", "What did you say about Oslo?")
-    found = json.loads([m.content for m in llm.calls[-1].messages if m.role == "tool"][-1] or "")
+    found = search_results(llm.calls[-1].messages)[-1]
     assert [r["text"] for r in found["results"]] == ["Lily: Oslo is lovely in May."]
 
 
@@ -284,7 +303,7 @@ async def test_turns_from_brain_mode_become_searchable(redis_client: aioredis.Re
     )
     agent = TieredAssistant(make_runtime(llm, store=store, client=redis_client))
     await agent.chat("u12", "c", "What did we discuss?")
-    found = json.loads([m.content for m in llm.calls[-1].messages if m.role == "tool"][-1] or "")
+    found = search_results(llm.calls[-1].messages)[-1]
     assert {r["text"] for r in found["results"]} >= {"User: Tell me about Lisbon", "Lily: Lisbon is sunny."}
 
 

@@ -53,6 +53,13 @@ class MemoryApiKeyStore:
         self._active.pop(self._digests[key_id], None)
         return key
 
+    async def forget(self, user: str) -> int:
+        gone = [k.id for k in self._records.values() if k.user == user]
+        for key_id in gone:
+            del self._records[key_id]
+            self._active.pop(self._digests.pop(key_id), None)
+        return len(gone)
+
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         now = time.time()
         window, retry = rate_window(now, window_seconds)

@@ -58,6 +58,15 @@ class AuditLog:
         trail.append(event)
         return event
 
+    def forget(self, user_id: str | bytes, subject_ids: set[str]) -> None:
+        """Remove every event naming one of `subject_ids` (as `fact_id` or `old_fact_id`)."""
+        trail = self._space.get(self._name(user_id), list) or []
+        kept = [e for e in trail if not ({e.fact_id, e.old_fact_id} & subject_ids)]
+        if kept:
+            trail[:] = kept
+        else:
+            self._space.delete(self._name(user_id))
+
     def events(self, user_id: str | bytes) -> list[AuditEvent]:
         """The user's events, oldest first."""
         return list(self._space.get(self._name(user_id), list) or [])

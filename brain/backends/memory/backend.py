@@ -8,6 +8,7 @@ from brain.backends.memory.api_keys import MemoryApiKeyStore
 from brain.backends.memory.audit import AuditLog
 from brain.backends.memory.blocks import MemoryBlockSession, MemoryCoreBlockStore
 from brain.backends.memory.conversation import InMemoryStore
+from brain.backends.memory.erasure import MemoryErasureStore
 from brain.backends.memory.facts import MemoryFactStore
 from brain.backends.memory.graph import MemoryGraphStore
 from brain.backends.memory.index import MemoryIndexStore
@@ -35,6 +36,7 @@ class MemoryBackend:
         self.queue = MemoryFactQueue()
         self.api_keys = MemoryApiKeyStore(prefix)
         self.usage = MemoryUsageStore(self.space, prefix)
+        self.erasure = MemoryErasureStore(self.space)
 
     def index(self, base: str) -> MemoryIndexStore:
         return MemoryIndexStore(self.space, base)
@@ -47,6 +49,9 @@ class MemoryBackend:
 
     async def user_leftovers(self, user_id: str | bytes) -> list[str]:
         return self.space.matching(user_patterns(self.prefix, user_id))
+
+    async def compact(self) -> bool:
+        return False  # nothing on disk
 
     async def purge(self, names: list[str]) -> int:
         return self.space.delete(*names)

@@ -35,6 +35,7 @@ class MemoryCoreBlockStore:
         return core_key(self.prefix, scope)
 
     async def create(self, scope: str | bytes, block: Block, *, replace: bool = False) -> Block:
+        self._space.check()
         name = self._name(scope)
         if len(block.value) > block.limit:
             raise _limit_error(block.label, block.limit, len(block.value), 0)
@@ -45,12 +46,16 @@ class MemoryCoreBlockStore:
         return block
 
     async def set(self, scope: str | bytes, label: str, value: str) -> Block:
+        self._space.check()
         return self._edit(scope, label, lambda _: value)
 
     async def append(self, scope: str | bytes, label: str, text: str) -> Block:
+        self._space.check()
         return self._edit(scope, label, lambda value: f"{value}\n{text}" if value else text)
 
     async def replace(self, scope: str | bytes, label: str, old: str, new: str) -> Block:
+        self._space.check()
+
         def swap(value: str) -> str:
             if not old or old not in value:
                 raise InputError(
@@ -78,6 +83,7 @@ class MemoryCoreBlockStore:
         return [blocks[label] for label in sorted(blocks)]
 
     async def delete(self, scope: str | bytes, label: str) -> bool:
+        self._space.check()
         name = self._name(scope)
         blocks = self._space.get(name, _Scope)
         if blocks is None or blocks.pop(label, None) is None:
@@ -133,6 +139,7 @@ class MemoryBlockSession:
             self._space.delete(self._name)
 
     async def append(self, records: Sequence[Record]) -> None:
+        self._space.check()
         if records:
             session = self._session()
             session.active.extend(r.model_dump_json().encode() for r in records)
@@ -143,6 +150,7 @@ class MemoryBlockSession:
         return [Record.model_validate_json(raw) for raw in raws], raws
 
     async def flush(self, head: bytes, count: int) -> int | None:
+        self._space.check()
         if count < 0:
             raise InputError(f"a flush moves a count of records, not {count}")
         session = self._session()
@@ -164,12 +172,14 @@ class MemoryBlockSession:
         return None if raw is None else json.loads(raw)
 
     async def set_state(self, field: str, value: Any) -> None:
+        self._space.check()
         data = json.dumps(value, ensure_ascii=False)
         session = self._session()
         session.state[field] = data
         self._write(session)
 
     async def claim(self, field: str, expected: int, new: int) -> bool:
+        self._space.check()
         session = self._session()
         if session.state.get(field, "0") != str(expected):
             return False
@@ -178,6 +188,7 @@ class MemoryBlockSession:
         return True
 
     async def drop_tail(self, exchanges: int) -> int:
+        self._space.check()
         session = self._session()
         records = session.active
         users, cut = 0, len(records)
@@ -194,6 +205,7 @@ class MemoryBlockSession:
         return removed
 
     async def replace_answer(self, record: Record) -> bool:
+        self._space.check()
         session = self._session()
         if not session.active or _role(session.active[-1]) != "assistant":
             return False

@@ -13,6 +13,7 @@ from brain.errors import ConflictError, InputError
 from brain.keys import conversation_keys, encode_id, raw_id, readable_id
 from brain.llm.usage import Usage
 from brain.message import Message
+from brain.storage import fence
 from brain.storage.conversation import (
     Conversation,
     ConversationMeta,
@@ -55,20 +56,24 @@ class InMemoryStore:
     async def load(
         self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
     ) -> StoredState:
-        if pending is not None:
-            await self.write(conv, WriteBatch(set_last_talk=True, last_talk=pending))
+        if pending is not None:  # a turn's start: it takes its ticket here, it is checked against none
+            with fence.holding(None):
+                await self.write(conv, WriteBatch(set_last_talk=True, last_talk=pending))
+        epoch = self._space.erasures.get(raw_id(conv.user_id), {}).get("n", 0)
         record = self._get(conv)
         if record is None:
-            return StoredState(exists=False)
+            return StoredState(exists=False, epoch=epoch)
         start = max(record.meta.summary_upto, len(record.turns) - window_turns)
         return StoredState(
             exists=True,
             meta=record.meta,
             window=tuple(t for t in record.turns[start:] if t.seq not in record.hidden),
             knowledge=tuple(record.knowledge[-knowledge_items:] if knowledge_items > 0 else ()),
+            epoch=epoch,
         )
 
     async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
+        self._space.check(conv.user_id)
         for message, _ in batch.turns:
             if len(message.content.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
                 raise InputError(f"message {message.id} is larger than {self.max_message_bytes} bytes")
@@ -136,6 +141,7 @@ class InMemoryStore:
         )
 
     async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
+        self._space.check(conv.user_id)
         record = self._get(conv)
         if record is None:
             raise ConflictError(f"{conv.label}: conversation does not exist")
@@ -154,6 +160,7 @@ class InMemoryStore:
     async def commit_summary(
         self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
     ) -> int:
+        self._space.check(conv.user_id)
         record = self._get(conv)
         if record is None or record.meta.summary_upto != expected_upto:
             raise ConflictError(f"{conv.label}: the summary changed meanwhile; reload and summarize again")
@@ -171,6 +178,7 @@ class InMemoryStore:
         return record.meta.version
 
     async def set_title(self, conv: Conversation, title: str) -> None:
+        self._space.check(conv.user_id)
         record = self._get(conv)
         if record is None:
             raise ConflictError(f"{conv.label}: conversation does not exist")

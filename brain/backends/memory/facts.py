@@ -51,9 +51,27 @@ class MemoryFactStore:
         if self._read(user_id, "hash").get(fact.hash) == fact_id:
             self._pop(user_id, "hash", fact.hash)
 
+    async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
+        facts, named = self._read(user_id, "facts"), set()
+        for fact_id in fact_ids:
+            raw = facts.get(fact_id)
+            if raw is None:
+                continue
+            named.add(fact_id)
+            self._unindex(user_id, raw, fact_id)
+            self._pop(user_id, "facts", fact_id)
+            self._pop(user_id, "state", fact_id)
+        for text_hash, target in list(self._read(user_id, "alias").items()):
+            if target in named:
+                self._pop(user_id, "alias", text_hash)
+        if named:
+            self._audit.forget(user_id, named)
+        return len(named)
+
     async def add(
         self, user_id: str | bytes, fact: Fact, audit: AuditEntry, replaces: str = ""
     ) -> str | None:
+        self._space.check(user_id)
         existing: str | None = self._read(user_id, "hash").get(fact.hash)
         if existing is not None:
             return existing
@@ -73,6 +91,7 @@ class MemoryFactStore:
         return None
 
     async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
+        self._space.check(user_id)
         fact = self._existing(user_id, fact_id, "retiring a fact")
         if fact_id in self._read(user_id, "state"):
             return False
@@ -82,6 +101,7 @@ class MemoryFactStore:
         return True
 
     async def restore(self, user_id: str | bytes, fact_id: str, audit: AuditEntry) -> int:
+        self._space.check(user_id)
         fact = self._existing(user_id, fact_id, "restoring a fact")
         if fact_id not in self._read(user_id, "state"):
             return 0
@@ -119,6 +139,7 @@ class MemoryFactStore:
         return found
 
     async def alias(self, user_id: str | bytes, text_hash: str, fact_id: str) -> None:
+        self._space.check(user_id)
         self._write(user_id, "alias")[text_hash] = fact_id
 
     async def batch_facts(self, user_id: str | bytes, batch: str) -> list[str] | None:
@@ -126,6 +147,7 @@ class MemoryFactStore:
         return None if ids is None else list(ids)
 
     async def set_batch_facts(self, user_id: str | bytes, batch: str, fact_ids: Sequence[str]) -> None:
+        self._space.check(user_id)
         self._write(user_id, "batches")[batch] = tuple(sorted(set(fact_ids)))
 
     async def history(self, user_id: str | bytes) -> list[AuditEvent]:
@@ -135,6 +157,7 @@ class MemoryFactStore:
         return int(self._read(user_id, "progress").get(encode_id(chat_id, "chat_id"), 0))
 
     async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
+        self._space.check(user_id)
         chat = encode_id(chat_id, "chat_id")
         self._write(user_id, "progress")[chat] = int(upto)
 

@@ -44,6 +44,7 @@ class MemoryGraphStore:
         return self._space.get(self._name(user_id, part), set) or set()
 
     async def upsert(self, user_id: str | bytes, entities: Sequence[EntityWrite]) -> list[str]:
+        self._space.check(user_id)
         ids: list[str] = []
         for write in entities:
             names = self._read(user_id, "names")
@@ -73,6 +74,7 @@ class MemoryGraphStore:
         return ids
 
     async def mention(self, user_id: str | bytes, pairs: Sequence[tuple[str, str]]) -> int:
+        self._space.check(user_id)
         new = 0
         for entity, doc in pairs:
             docs = self._space.setdefault(self._name(user_id, f"men:{entity}"), set[str])
@@ -85,6 +87,7 @@ class MemoryGraphStore:
         return new
 
     async def relate(self, user_id: str | bytes, relation: Relation, audit: AuditEntry) -> str | None:
+        self._space.check(user_id)
         existing: str | None = self._read(user_id, "cur").get(relation.key)
         if existing is not None:
             return existing
@@ -98,6 +101,7 @@ class MemoryGraphStore:
     async def retire(
         self, user_id: str | bytes, relation_id: str, now: float, invalid_at: float | None, audit: AuditEntry
     ) -> int:
+        self._space.check(user_id)
         relation: Relation | None = self._read(user_id, "rel").get(relation_id)
         if relation is None:
             return -1
@@ -113,6 +117,7 @@ class MemoryGraphStore:
         return 1
 
     async def restore(self, user_id: str | bytes, relation_id: str, audit: AuditEntry) -> int:
+        self._space.check(user_id)
         relation: Relation | None = self._read(user_id, "rel").get(relation_id)
         if relation is None:
             return -1
@@ -165,6 +170,7 @@ class MemoryGraphStore:
         return batch in self._read(user_id, "batches")
 
     async def set_applied(self, user_id: str | bytes, batch: str) -> None:
+        self._space.check(user_id)
         self._write(user_id, "batches")[batch] = time.time()
 
 

@@ -111,6 +111,7 @@ class MemoryIndexStore:
             self._space.delete(self._name("docs"))
 
     async def add(self, entries: Sequence[IndexEntry], analysis: str) -> list[int]:
+        self._space.check()
         return [self._add(entry, analysis) for entry in entries]
 
     def _add(self, entry: IndexEntry, analysis: str) -> int:
@@ -135,6 +136,7 @@ class MemoryIndexStore:
         return 1
 
     async def delete(self, doc_id: str, terms: Sequence[str], tags: Sequence[str], analysis: str) -> int:
+        self._space.check()
         if not self._current(analysis, claim=False):
             return STALE
         state = self._state()
@@ -273,6 +275,7 @@ class MemoryIndexStore:
         return None if raw is None else dict(json.loads(raw))
 
     async def set_source(self, source: str, info: dict[str, Any]) -> None:
+        self._space.check()
         raw = json.dumps(info)  # as Redis stores it: what JSON cannot hold fails here, nothing is written
         self._space.setdefault(self._name("sources"), _Sources).by_name[source] = raw
 

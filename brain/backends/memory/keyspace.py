@@ -7,6 +7,10 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import TypeVar
 
+from brain.errors import ErasedError
+from brain.keys import raw_id
+from brain.storage import fence
+
 __all__ = ["Keyspace"]
 
 T = TypeVar("T")
@@ -18,6 +22,17 @@ class Keyspace:
 
     def __init__(self) -> None:
         self._values: dict[str, object] = {}
+        self.erasures: dict[bytes, dict[str, int]] = {}  # each user's erasure record (brain.storage.fence)
+
+    def check(self, user_id: str | bytes | None = None) -> None:
+        """`ErasedError` when the held ticket (of `user_id`, when the store knows whose write it is) is older
+        than an erasure of what it is for: what a fenced script does on Redis."""
+        held = fence.current()
+        if held is None or (user_id is not None and not held.covers(user_id)):
+            return
+        record = self.erasures.get(raw_id(held.user_id), {})
+        if any(record.get(field, 0) > held.epoch for field in held.fields):
+            raise ErasedError("the memory this work was for was erased meanwhile: nothing was written")
 
     def get(self, name: str, kind: type[T]) -> T | None:
         value = self._values.get(name)

@@ -49,6 +49,7 @@ class MemoryUsageStore:
     async def add(
         self, user_id: str | bytes, chat_id: str | bytes, model: str, usage: Usage, calls: int = 1
     ) -> None:
+        self._space.check(user_id)
         name = usage_name(self.prefix, user_id, chat_id)
         add_usage(self._space, name, chat_id, model, calls, usage.prompt_tokens, usage.completion_tokens)
 

@@ -72,6 +72,20 @@ class RedisApiKeyStore:
             await pipe.execute()
         return key
 
+    async def forget(self, user: str) -> int:
+        """Delete every key of `user` (records included): they stop working at once, on every server."""
+        gone = [k.id for k in await self.list(user)]
+        if not gone:
+            return 0
+        hashes = await self._client.hmget(self._digests, gone)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.hdel(self._records, *gone)
+            pipe.hdel(self._digests, *gone)
+            if any(hashes):
+                pipe.hdel(self._by_digest, *[h for h in hashes if h])
+            await pipe.execute()
+        return len(gone)
+
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         """Count one request of `key_id` in the current window (fixed windows, shared by every server)."""
         window, retry = rate_window(time.time(), window_seconds)

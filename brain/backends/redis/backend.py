@@ -3,16 +3,22 @@ namespace under its own hash tag (`brain.keys`)."""
 
 from __future__ import annotations
 
+import asyncio
+
+from redis.asyncio.cluster import RedisCluster
+
 from brain.backends.redis.api_keys import RedisApiKeyStore
 from brain.backends.redis.block_sessions import BlockScripts, RedisBlockSession
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.conversation import RedisMemoryStore
 from brain.backends.redis.core_blocks import RedisCoreBlockStore
 from brain.backends.redis.facts import RedisFactStore
+from brain.backends.redis.fence import Fencing, RedisErasureStore
 from brain.backends.redis.graph import RedisGraphStore
 from brain.backends.redis.index import IndexScripts, RedisIndexStore
 from brain.backends.redis.queue import RedisFactQueue
 from brain.backends.redis.usage import RedisUsageStore
+from brain.errors import InputError, StoreError
 from brain.keys import user_patterns
 from brain.search.filters import text
 from brain.settings import Settings
@@ -32,17 +38,25 @@ class RedisBackend:
         name: str = "redis",
         ttl_seconds: int | None = None,
         max_message_bytes: int = 1_048_576,
+        erase_fence_seconds: int = 604_800,
     ) -> None:
         self.client, self.prefix, self.name = client, prefix, name
+        self.fencing = fencing = Fencing(client, prefix)
+        self.erasure = RedisErasureStore(client, prefix=prefix, fence_seconds=erase_fence_seconds)
         self.conversations = RedisMemoryStore(
-            client, prefix=prefix, ttl_seconds=ttl_seconds, max_message_bytes=max_message_bytes
+            client,
+            prefix=prefix,
+            ttl_seconds=ttl_seconds,
+            max_message_bytes=max_message_bytes,
+            fencing=fencing,
+            erasure=self.erasure,
         )
-        self.core = RedisCoreBlockStore(client, prefix=prefix)
-        self.facts = RedisFactStore(client, prefix=prefix)
-        self.graph = RedisGraphStore(client, prefix=prefix)
+        self.core = RedisCoreBlockStore(client, prefix=prefix, fencing=fencing)
+        self.facts = RedisFactStore(client, prefix=prefix, fencing=fencing)
+        self.graph = RedisGraphStore(client, prefix=prefix, fencing=fencing)
         self.queue = RedisFactQueue(client, prefix=prefix)
         self.api_keys = RedisApiKeyStore(client, prefix=prefix)
-        self.usage = RedisUsageStore(client, prefix=prefix)
+        self.usage = RedisUsageStore(client, prefix=prefix, fencing=fencing)
         self._index_scripts = IndexScripts(client)
         self._block_scripts = BlockScripts(client)
 
@@ -55,14 +69,20 @@ class RedisBackend:
             name=name,
             ttl_seconds=settings.memory.ttl_seconds,
             max_message_bytes=settings.memory.max_message_bytes,
+            erase_fence_seconds=settings.memory.erase_fence_seconds,
         )
 
     def index(self, base: str) -> RedisIndexStore:
-        return RedisIndexStore(self.client, base, scripts=self._index_scripts)
+        return RedisIndexStore(self.client, base, scripts=self._index_scripts, fencing=self.fencing)
 
     def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> RedisBlockSession:
         return RedisBlockSession(
-            self.client, user_id, chat_id, prefix=self.prefix, scripts=self._block_scripts
+            self.client,
+            user_id,
+            chat_id,
+            prefix=self.prefix,
+            scripts=self._block_scripts,
+            fencing=self.fencing,
         )
 
     async def ping(self) -> None:
@@ -74,6 +94,31 @@ class RedisBackend:
         for pattern in user_patterns(self.prefix, user_id):
             found.update([text(key) async for key in self.client.scan_iter(match=pattern, count=1_000)])
         return sorted(found)
+
+    async def compact(self) -> bool:
+        """BGREWRITEAOF on a standalone server, then wait for it (a rewrite already running is waited for
+        and followed by a new one). On Cluster, `InputError`: rewrite each node's file with its own tools."""
+        if isinstance(self.client, RedisCluster):
+            raise InputError("on a Cluster, run BGREWRITEAOF on every node (redis-cli --cluster call)")
+        if not int((await self.client.info("persistence")).get("aof_enabled", 0)):
+            return False
+        await self._rewritten()
+        try:
+            await self.client.bgrewriteaof()
+        except StoreError:  # one was running already: wait for it, then ours
+            await self._rewritten()
+            await self.client.bgrewriteaof()
+        await self._rewritten()
+        return True
+
+    async def _rewritten(self) -> None:
+        while True:
+            info = await self.client.info("persistence")
+            if not int(info.get("aof_rewrite_in_progress", 0)) and not int(
+                info.get("aof_rewrite_scheduled", 0)
+            ):
+                return
+            await asyncio.sleep(0.05)
 
     async def purge(self, names: list[str]) -> int:
         # one key at a time: on Cluster the keys of one user live in several slots

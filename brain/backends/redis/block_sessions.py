@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 from brain.backends.redis.client import RedisClient
+from brain.backends.redis.fence import Fencing, fenced
 from brain.keys import blocks_base
 from brain.storage.blocks import Record
 from brain.telemetry import TracedScript
@@ -71,10 +72,12 @@ class BlockScripts:
     """The Lua scripts, registered once per client."""
 
     def __init__(self, client: RedisClient) -> None:
-        self.flush = TracedScript(client.register_script(_FLUSH), "blocks.flush")
-        self.claim = TracedScript(client.register_script(_CLAIM), "blocks.claim")
-        self.drop_tail = TracedScript(client.register_script(_DROP_TAIL), "blocks.drop_tail")
-        self.replace_answer = TracedScript(client.register_script(_REPLACE_ANSWER), "blocks.replace_answer")
+        self.flush = TracedScript(client.register_script(fenced(_FLUSH)), "blocks.flush")
+        self.claim = TracedScript(client.register_script(fenced(_CLAIM)), "blocks.claim")
+        self.drop_tail = TracedScript(client.register_script(fenced(_DROP_TAIL)), "blocks.drop_tail")
+        self.replace_answer = TracedScript(
+            client.register_script(fenced(_REPLACE_ANSWER)), "blocks.replace_answer"
+        )
 
 
 class RedisBlockSession:
@@ -88,8 +91,11 @@ class RedisBlockSession:
         *,
         prefix: str = "brain",
         scripts: BlockScripts | None = None,
+        fencing: Fencing | None = None,
     ) -> None:
         self._client = client
+        self._user = user_id
+        self._fencing = fencing or Fencing(client, prefix)
         self.base = blocks_base(prefix, user_id, chat_id)
         self.active_key, self.archived_key, self.state_key = (
             f"{self.base}:active",
@@ -102,7 +108,7 @@ class RedisBlockSession:
     async def append(self, records: Sequence[Record]) -> None:
         if records:
             raws = [r.model_dump_json() for r in records]
-            await self._client.rpush(self.active_key, *raws)
+            await self._fencing.run([("RPUSH", self.active_key, raws)], self._user)
 
     async def active(self) -> tuple[list[Record], list[bytes]]:
         """The FIFO's records, oldest first, and their raw form (to flush against)."""
@@ -113,7 +119,7 @@ class RedisBlockSession:
         """Move the oldest `count` records to the archive if the FIFO still starts with `head`; the archive's
         new length, or None when another writer flushed first."""
         keys = [self.active_key, self.archived_key]
-        length = await self._scripts.flush(keys=keys, args=[head, count])
+        length = await self._fencing.call(self._scripts.flush, keys, [head, count], self._user)
         return None if int(length) < 0 else int(length)
 
     async def archived(self, start: int, stop: int = -1) -> list[Record]:
@@ -129,23 +135,26 @@ class RedisBlockSession:
 
     async def set_state(self, field: str, value: Any) -> None:
         data = json.dumps(value, ensure_ascii=False)
-        await self._client.hset(self.state_key, field, data)
+        await self._fencing.run([("HSET", self.state_key, (field, data))], self._user)
 
     async def claim(self, field: str, expected: int, new: int) -> bool:
         """Move a counter from `expected` to `new`; False when someone else moved it first."""
         args = [field, str(expected), str(new)]
-        return bool(await self._scripts.claim(keys=[self.state_key], args=args))
+        return bool(await self._fencing.call(self._scripts.claim, [self.state_key], args, self._user))
 
     async def drop_tail(self, exchanges: int) -> int:
         """Remove the newest `exchanges` exchanges from the FIFO (atomic); how many messages went."""
-        script = self._scripts.drop_tail(keys=[self.active_key], args=[exchanges])
-        return int(await script)
+        return int(
+            await self._fencing.call(self._scripts.drop_tail, [self.active_key], [exchanges], self._user)
+        )
 
     async def replace_answer(self, record: Record) -> bool:
         """Put `record` in place of the newest record if that is an answer (atomic); False otherwise (the
         answer was flushed already, or the history ends otherwise)."""
-        script = self._scripts.replace_answer(keys=[self.active_key], args=[record.model_dump_json()])
-        return bool(await script)
+        args = [record.model_dump_json()]
+        return bool(
+            await self._fencing.call(self._scripts.replace_answer, [self.active_key], args, self._user)
+        )
 
     async def drop(self) -> int:
         """Delete the session's history, archive and state; how many keys existed."""

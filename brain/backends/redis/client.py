@@ -23,7 +23,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from brain.errors import StoreError
+from brain.errors import ErasedError, StoreError
 from brain.logs import redact
 from brain.settings import RedisSettings
 
@@ -55,6 +55,8 @@ class Refused(StoreError):
 def _translated(command: str, exc: BaseException) -> StoreError:
     """The one translation of a client failure."""
     text = str(exc)
+    if isinstance(exc, ResponseError) and "BRAIN_ERASED" in text:  # a script's, or a pipeline's
+        return ErasedError("the memory this work was for was erased meanwhile: nothing was written")
     if isinstance(exc, ResponseError) and text.startswith("BRAIN_"):
         code, _, detail = text.split(" script:")[0].partition(" ")
         return Refused(code, detail.strip())

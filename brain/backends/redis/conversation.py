@@ -16,10 +16,20 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from brain.backends.redis.client import RedisClient, Refused
 from brain.backends.redis.conversation_scripts import COMMIT_SUMMARY, HIDE, LOAD, SET_TITLE, WRITE
-from brain.errors import ConflictError, InputError, StoreError
-from brain.keys import ConversationKeys, conversation_keys, encode_id, raw_id, readable_id
+from brain.backends.redis.fence import Fencing, RedisErasureStore, fenced
+from brain.errors import ConflictError, ErasedError, InputError, StoreError
+from brain.keys import (
+    ConversationKeys,
+    chat_bases,
+    conversation_keys,
+    encode_id,
+    erasure_key,
+    raw_id,
+    readable_id,
+)
 from brain.llm.usage import Usage
 from brain.message import SCHEMA_VERSION, Message
+from brain.storage import fence
 from brain.storage.conversation import (
     Conversation,
     ConversationMeta,
@@ -28,6 +38,7 @@ from brain.storage.conversation import (
     WriteBatch,
     WriteResult,
 )
+from brain.storage.fence import Ticket
 from brain.telemetry import TracedScript
 
 __all__ = ["RedisMemoryStore"]
@@ -62,23 +73,37 @@ class RedisMemoryStore:
         prefix: str = "brain",
         ttl_seconds: int | None = None,
         max_message_bytes: int = 1_048_576,
+        fencing: Fencing | None = None,
+        erasure: RedisErasureStore | None = None,
     ) -> None:
         self._client = client
+        self._fencing = fencing or Fencing(client, prefix)
+        self._erasure = erasure
         self.prefix = prefix
         self.ttl = ttl_seconds or 0
         self.max_message_bytes = max_message_bytes
         self._load = TracedScript(client.register_script(LOAD), "chat.load")
-        self._write = TracedScript(client.register_script(WRITE), "chat.write")
-        self._commit = TracedScript(client.register_script(COMMIT_SUMMARY), "chat.commit_summary")
-        self._title = TracedScript(client.register_script(SET_TITLE), "chat.set_title")
-        self._hide = TracedScript(client.register_script(HIDE), "chat.hide")
+        self._write = TracedScript(client.register_script(fenced(WRITE)), "chat.write")
+        self._commit = TracedScript(client.register_script(fenced(COMMIT_SUMMARY)), "chat.commit_summary")
+        self._title = TracedScript(client.register_script(fenced(SET_TITLE)), "chat.set_title")
+        self._hide = TracedScript(client.register_script(fenced(HIDE)), "chat.hide")
 
     def keys(self, conv: Conversation) -> ConversationKeys:
         return conversation_keys(self.prefix, conv.user_id, conv.chat_id)
 
-    async def _run(self, script: Any, keys: ConversationKeys, args: list[Any]) -> Any:
+    async def _run(
+        self,
+        script: Any,
+        keys: ConversationKeys,
+        args: list[Any],
+        user_id: str | bytes | None = None,
+        names: list[str] | None = None,
+    ) -> Any:
+        """Call a script on the chat's keys (or `names`); fenced when it writes for `user_id`."""
         try:
-            return await script(keys=list(keys.all), args=args)
+            if user_id is None:
+                return await script(keys=names or list(keys.all), args=args)
+            return await self._fencing.call(script, list(keys.all), args, user_id)
         except Refused as exc:
             if exc.code == "BRAIN_CONFLICT":
                 raise ConflictError(f"{keys.base}: {exc.detail}") from exc
@@ -112,16 +137,42 @@ class RedisMemoryStore:
             max(window_turns, 0),
             max(knowledge_items, 0),
         ]
-        raw_meta, start, window, knowledge, length, hidden = await self._run(self._load, keys, args)
+        cluster = self._fencing.cluster
+        before = await self._epoch(conv) if cluster else 0
+        names = list(keys.all) if cluster else [*keys.all, erasure_key(self.prefix, conv.user_id)]
+        found = await self._run(self._load, keys, args, names=names)
+        raw_meta, start, window, knowledge, length, hidden, epoch, existed = found
+        epoch = int(epoch) if not cluster else before
+        if cluster and pending is not None and not int(existed):
+            await self._created(conv, before)
         if not raw_meta:
-            return StoredState(exists=False)
+            return StoredState(exists=False, epoch=epoch)
         meta = _parse_meta(keys, raw_meta, int(length))
         gone = {int(h) for h in hidden}
         turns = [t for t in _parse_turns(keys.turns, window, int(start)) if t.seq not in gone]
         records = _parse(_KNOWLEDGE, keys.knowledge, knowledge)
         return StoredState(
-            exists=True, meta=meta, window=tuple(turns), knowledge=tuple(r.msg for r in records)
+            exists=True, meta=meta, window=tuple(turns), knowledge=tuple(r.msg for r in records), epoch=epoch
         )
+
+    async def _epoch(self, conv: Conversation) -> int:
+        if self._erasure is None:
+            return 0
+        return (await self._erasure.ticket(conv.user_id)).epoch
+
+    async def _created(self, conv: Conversation, epoch: int) -> None:
+        """On Cluster a ticket is read apart from the call that creates a chat: when the user was erased in
+        between, the erasure may have missed the new chat, so it is erased here and fenced, and the work
+        that began before the erasure stops (`ErasedError`)."""
+        if self._erasure is None:
+            return
+        now = await self._erasure.erased_since(Ticket(conv.user_id, epoch, conv.chat_id))
+        if not now:
+            return
+        await self.delete(conv)
+        bases = chat_bases(self.prefix, conv.user_id, conv.chat_id)
+        await self._erasure.fence(conv.user_id, bases, None, now)
+        raise ErasedError(f"chat {conv.label} was erased while this turn began: nothing was kept")
 
     async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:
         keys = self.keys(conv)
@@ -154,7 +205,11 @@ class RedisMemoryStore:
         args += [batch.calls, usage.prompt_tokens, usage.completion_tokens, len(batch.spent)]
         for row in batch.spent:
             args += [row.model, row.calls, row.prompt_tokens, row.completion_tokens]
-        version, added, window_tokens, turn_count, *seqs = await self._run(self._write, keys, args)
+        found = await self._run(self._write, keys, args, conv.user_id)
+        version, added, window_tokens, turn_count, *seqs = found
+        held = fence.current()
+        if self._fencing.cluster and int(version) == 1 and held is not None and held.covers(conv.user_id):
+            await self._created(conv, held.epoch)
         return WriteResult(
             version=int(version),
             seqs=tuple(int(s) for s in seqs),
@@ -188,17 +243,17 @@ class RedisMemoryStore:
         return [r.msg for r in _parse(_KNOWLEDGE, keys.knowledge, cast(list[bytes], raw), first)]
 
     async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
-        return int(await self._run(self._hide, self.keys(conv), [self.ttl, *seqs]))
+        return int(await self._run(self._hide, self.keys(conv), [self.ttl, *seqs], conv.user_id))
 
     async def commit_summary(
         self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int
     ) -> int:
         keys = self.keys(conv)
         args = [summary, upto, expected_upto, tokens, repr(time.time()), self.ttl]
-        return int(await self._run(self._commit, keys, args))
+        return int(await self._run(self._commit, keys, args, conv.user_id))
 
     async def set_title(self, conv: Conversation, title: str) -> None:
-        await self._run(self._title, self.keys(conv), [title, self.ttl])
+        await self._run(self._title, self.keys(conv), [title, self.ttl], conv.user_id)
 
     async def delete(self, conv: Conversation) -> bool:
         return bool(await self._client.delete(*self.keys(conv).all))

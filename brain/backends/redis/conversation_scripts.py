@@ -17,10 +17,16 @@ end
 """
 
 # ARGV: ttl, schema version, user_id, chat_id, pending ('set' or ''), last_talk, now, window_turns,
-#       knowledge_items -> {meta fields, start index, window records, knowledge, length, hidden seqs}
+#       knowledge_items -> {meta fields, start index, window records, knowledge, length, hidden seqs,
+#       the user's erasure count (0 on Cluster), whether the conversation existed before}
 # With 'set', last_talk is saved first (creating the conversation): one round trip for a turn's start.
+# A 7th key (standalone servers only) is the user's erasure record: its count is the turn's ticket, read
+# in the same atomic call that may create the conversation.
 LOAD = (
     """
+local epoch = 0
+if #KEYS > 6 then epoch = tonumber(redis.call('HGET', KEYS[7], 'n') or '0'); table.remove(KEYS, 7) end
+local existed = redis.call('EXISTS', KEYS[1])
 if ARGV[5] == 'set' then
 """
     + INIT
@@ -30,7 +36,7 @@ if ARGV[5] == 'set' then
 end
 local meta, turns, knowledge = KEYS[1], KEYS[2], KEYS[4]
 local m = redis.call('HGETALL', meta)
-if #m == 0 then return {{}, 0, {}, {}, 0, {}} end
+if #m == 0 then return {{}, 0, {}, {}, 0, {}, epoch, existed} end
 local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
 if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
 local len = redis.call('LLEN', turns)
@@ -40,7 +46,7 @@ local k = {}
 if tonumber(ARGV[9]) > 0 then k = redis.call('LRANGE', knowledge, -tonumber(ARGV[9]), -1) end
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
-return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5])}
+return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5]), epoch, existed}
 """
 )
 

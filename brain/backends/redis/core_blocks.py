@@ -7,6 +7,7 @@ of a shared block are serialized by Redis and no edit can push a block past its 
 from __future__ import annotations
 
 from brain.backends.redis.client import RedisClient, Refused
+from brain.backends.redis.fence import Fencing, fenced
 from brain.errors import InputError
 from brain.keys import core_key
 from brain.storage.blocks import Block, BlockLimitError
@@ -58,17 +59,18 @@ class RedisCoreBlockStore:
     """A `CoreBlockStore`: blocks per scope in one Redis hash each (`brain.keys.core_key`). The client is
     injected."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
+    def __init__(self, client: RedisClient, *, prefix: str = "brain", fencing: Fencing | None = None) -> None:
         self._client = client
         self.prefix = prefix
-        self._edit = TracedScript(client.register_script(_EDIT), "core.edit")
+        self._fencing = fencing or Fencing(client, prefix)
+        self._edit = TracedScript(client.register_script(fenced(_EDIT)), "core.edit")
 
     def key(self, scope: str | bytes) -> str:
         return core_key(self.prefix, scope)
 
     async def _run(self, scope: str | bytes, args: list[str]) -> Block:
         try:
-            raw = await self._edit(keys=[self.key(scope)], args=args)
+            raw = await self._fencing.call(self._edit, [self.key(scope)], args)
         except Refused as exc:
             raise _translate(exc, args[1]) from None
         return Block.model_validate_json(raw)
@@ -100,7 +102,9 @@ class RedisCoreBlockStore:
         return int(count)
 
     async def delete(self, scope: str | bytes, label: str) -> bool:
-        return bool(await self._client.hdel(self.key(scope), label))
+        found = await self.list(scope)
+        await self._fencing.run([("HDEL", self.key(scope), (label,))])
+        return any(b.label == label for b in found)
 
 
 def _translate(refused: Refused, label: str) -> InputError:

@@ -3,7 +3,7 @@
 retired facts), `hashes` content hash -> id of the current fact, `audit` a stream. Audit fields come last in
 ARGV as name/value pairs."""
 
-__all__ = ["ADD", "RESTORE", "RETIRE"]
+__all__ = ["ADD", "ERASE", "RESTORE", "RETIRE"]
 
 # ARGV: id, JSON, hash, replaces ('' or id), now, audit pairs... -> {existing id or '', replaced text}
 ADD = """
@@ -57,4 +57,37 @@ local entry = {'fact_id', ARGV[1], 'new_text', fact['text']}
 for i = 2, #ARGV do entry[#entry + 1] = ARGV[i] end
 redis.call('XADD', audit, '*', unpack(entry))
 return 1
+"""
+
+# KEYS: facts, state, hashes, audit, alias; ARGV: ids -> how many existed. An erasure: the facts go for good,
+# with their hash entries, the aliases naming them and every audit event naming them.
+ERASE = """
+local facts, state, hashes, audit, alias = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local gone, named = 0, {}
+for _, id in ipairs(ARGV) do
+  local raw = redis.call('HGET', facts, id)
+  if raw then
+    gone = gone + 1
+    named[id] = true
+    local fact = cjson.decode(raw)
+    if redis.call('HGET', hashes, fact['hash']) == id then redis.call('HDEL', hashes, fact['hash']) end
+    redis.call('HDEL', facts, id)
+    redis.call('HDEL', state, id)
+  end
+end
+if gone == 0 then return 0 end
+local pairs_ = redis.call('HGETALL', alias)
+for i = 1, #pairs_, 2 do
+  if named[pairs_[i + 1]] then redis.call('HDEL', alias, pairs_[i]) end
+end
+for _, entry in ipairs(redis.call('XRANGE', audit, '-', '+')) do
+  local fields = entry[2]
+  for i = 1, #fields, 2 do
+    if (fields[i] == 'fact_id' or fields[i] == 'old_fact_id') and named[fields[i + 1]] then
+      redis.call('XDEL', audit, entry[1])
+      break
+    end
+  end
+end
+return gone
 """

@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from brain.backends.redis.client import RedisClient, Refused
-from brain.backends.redis.fact_scripts import ADD, RESTORE, RETIRE
+from brain.backends.redis.fact_scripts import ADD, ERASE, RESTORE, RETIRE
+from brain.backends.redis.fence import Fencing, fenced
 from brain.errors import ConflictError, NotFoundError, StoreError
 from brain.keys import encode_id, facts_base
 from brain.search.filters import text
@@ -32,12 +33,14 @@ def audit_pairs(entry: AuditEntry, *own: str) -> list[str]:
 class RedisFactStore:
     """A `FactStore` over an injected client."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
+    def __init__(self, client: RedisClient, *, prefix: str = "brain", fencing: Fencing | None = None) -> None:
         self._client = client
         self.prefix = prefix
-        self._add = TracedScript(client.register_script(ADD), "facts.add")
-        self._retire = TracedScript(client.register_script(RETIRE), "facts.retire")
-        self._restore = TracedScript(client.register_script(RESTORE), "facts.restore")
+        self._fencing = fencing or Fencing(client, prefix)
+        self._add = TracedScript(client.register_script(fenced(ADD)), "facts.add")
+        self._retire = TracedScript(client.register_script(fenced(RETIRE)), "facts.retire")
+        self._restore = TracedScript(client.register_script(fenced(RESTORE)), "facts.restore")
+        self._erase = TracedScript(client.register_script(ERASE), "facts.erase")
 
     def _key(self, user_id: str | bytes, part: str) -> str:
         return f"{facts_base(self.prefix, user_id)}:{part}"
@@ -48,7 +51,7 @@ class RedisFactStore:
 
     async def _call(self, what: str, script: Any, user_id: str | bytes, args: list[Any]) -> Any:
         try:
-            return await script(keys=self._keys(user_id), args=args)
+            return await self._fencing.call(script, self._keys(user_id), args, user_id)
         except Refused as exc:
             if exc.code == "BRAIN_MISSING":
                 raise NotFoundError(f"{what}: there is no fact {args[0]!r}") from None
@@ -71,6 +74,12 @@ class RedisFactStore:
     async def restore(self, user_id: str | bytes, fact_id: str, audit: AuditEntry) -> int:
         args = [fact_id, *audit_pairs(audit, "new_text")]
         return int(await self._call("restoring a fact", self._restore, user_id, args))
+
+    async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
+        if not fact_ids:
+            return 0
+        keys = [*self._keys(user_id), self._key(user_id, "alias")]
+        return int(await self._erase(keys=keys, args=list(fact_ids)))
 
     async def get_many(self, user_id: str | bytes, ids: Sequence[str]) -> list[Fact]:
         if not ids:
@@ -106,14 +115,15 @@ class RedisFactStore:
         return {h: text(r) for h, r in found.items()}
 
     async def alias(self, user_id: str | bytes, text_hash: str, fact_id: str) -> None:
-        await self._client.hset(self._key(user_id, "alias"), text_hash, fact_id)
+        await self._fencing.run([("HSET", self._key(user_id, "alias"), (text_hash, fact_id))], user_id)
 
     async def batch_facts(self, user_id: str | bytes, batch: str) -> list[str] | None:
         raw = await self._client.hget(self._key(user_id, "batches"), batch)
         return None if raw is None else list(json.loads(raw))
 
     async def set_batch_facts(self, user_id: str | bytes, batch: str, fact_ids: Sequence[str]) -> None:
-        await self._client.hset(self._key(user_id, "batches"), batch, json.dumps(sorted(set(fact_ids))))
+        value = json.dumps(sorted(set(fact_ids)))
+        await self._fencing.run([("HSET", self._key(user_id, "batches"), (batch, value))], user_id)
 
     async def history(self, user_id: str | bytes) -> list[AuditEvent]:
         entries = await self._client.xrange(self._keys(user_id)[3]) or []
@@ -125,7 +135,8 @@ class RedisFactStore:
         )
 
     async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
-        await self._client.hset(self._key(user_id, "progress"), encode_id(chat_id, "chat_id"), upto)
+        field = encode_id(chat_id, "chat_id")
+        await self._fencing.run([("HSET", self._key(user_id, "progress"), (field, upto))], user_id)
 
 
 def _parse(raw: bytes | str, state: bytes | str | None) -> Fact:

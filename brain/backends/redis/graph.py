@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.facts import audit_pairs
+from brain.backends.redis.fence import Fencing, fenced
 from brain.backends.redis.graph_scripts import ENTITIES, MENTION, RELATE, RESTORE, RETIRE
 from brain.errors import StoreError
 from brain.keys import facts_base, graph_base
@@ -27,14 +28,15 @@ __all__ = ["RedisGraphStore"]
 class RedisGraphStore:
     """A `GraphStore` over an injected client. Writes are Lua scripts, each atomic with its audit event."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
+    def __init__(self, client: RedisClient, *, prefix: str = "brain", fencing: Fencing | None = None) -> None:
         self._client = client
         self.prefix = prefix
-        self._entities = TracedScript(client.register_script(ENTITIES), "graph.entities")
-        self._mention = TracedScript(client.register_script(MENTION), "graph.mention")
-        self._relate = TracedScript(client.register_script(RELATE), "graph.relate")
-        self._retire = TracedScript(client.register_script(RETIRE), "graph.retire")
-        self._restore = TracedScript(client.register_script(RESTORE), "graph.restore")
+        self._fencing = fencing or Fencing(client, prefix)
+        self._entities = TracedScript(client.register_script(fenced(ENTITIES)), "graph.entities")
+        self._mention = TracedScript(client.register_script(fenced(MENTION)), "graph.mention")
+        self._relate = TracedScript(client.register_script(fenced(RELATE)), "graph.relate")
+        self._retire = TracedScript(client.register_script(fenced(RETIRE)), "graph.retire")
+        self._restore = TracedScript(client.register_script(fenced(RESTORE)), "graph.restore")
 
     def _key(self, user_id: str | bytes, part: str) -> str:
         return f"{graph_base(self.prefix, user_id)}:{part}"
@@ -50,13 +52,13 @@ class RedisGraphStore:
             entity = write.entity.model_dump_json(exclude={"mentions"})
             args += [write.key, write.entity.id, entity, json.dumps(list(write.alias_keys))]
             args.append(json.dumps(list(write.aliases)))
-        return [text(i) for i in await self._entities(keys=self._keys(user_id), args=args)]
+        return [text(i) for i in await self._fencing.call(self._entities, self._keys(user_id), args, user_id)]
 
     async def mention(self, user_id: str | bytes, pairs: Sequence[tuple[str, str]]) -> int:
         args = [part for pair in dict.fromkeys(pairs) for part in pair]
         if not args:
             return 0
-        return int(await self._mention(keys=self._keys(user_id), args=args))
+        return int(await self._fencing.call(self._mention, self._keys(user_id), args, user_id))
 
     async def relate(self, user_id: str | bytes, relation: Relation, audit: AuditEntry) -> str | None:
         args = [
@@ -67,7 +69,7 @@ class RedisGraphStore:
             relation.target,
             *audit_pairs(audit),
         ]
-        return text(await self._relate(keys=self._keys(user_id), args=args)) or None
+        return text(await self._fencing.call(self._relate, self._keys(user_id), args, user_id)) or None
 
     async def retire(
         self, user_id: str | bytes, relation_id: str, now: float, invalid_at: float | None, audit: AuditEntry
@@ -78,11 +80,11 @@ class RedisGraphStore:
             repr(invalid_at) if invalid_at is not None else "",
             *audit_pairs(audit),
         ]
-        return int(await self._retire(keys=self._keys(user_id), args=args))
+        return int(await self._fencing.call(self._retire, self._keys(user_id), args, user_id))
 
     async def restore(self, user_id: str | bytes, relation_id: str, audit: AuditEntry) -> int:
         args = [relation_id, *audit_pairs(audit)]
-        return int(await self._restore(keys=self._keys(user_id), args=args))
+        return int(await self._fencing.call(self._restore, self._keys(user_id), args, user_id))
 
     async def relations(self, user_id: str | bytes, ids: Sequence[str]) -> list[Relation]:
         if not ids:
@@ -153,7 +155,9 @@ class RedisGraphStore:
         return bool(await self._client.hexists(self._key(user_id, "batches"), batch))
 
     async def set_applied(self, user_id: str | bytes, batch: str) -> None:
-        await self._client.hset(self._key(user_id, "batches"), batch, repr(time.time()))
+        await self._fencing.run(
+            [("HSET", self._key(user_id, "batches"), (batch, repr(time.time())))], user_id
+        )
 
 
 def _entity(raw: bytes | str) -> Entity:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from brain.backends.redis.client import RedisClient
+from brain.backends.redis.fence import Fencing, fenced
 from brain.backends.redis.index_scripts import ADD, DELETE, SEARCH
 from brain.backends.redis.rebuild import rebuild
 from brain.backends.redis.vectors import VectorCache
@@ -31,8 +32,8 @@ class IndexScripts:
     and share between namespaces."""
 
     def __init__(self, client: RedisClient, *, vector_cache: VectorCache | None = None) -> None:
-        self.add = TracedScript(client.register_script(ADD), "index.add")
-        self.delete = TracedScript(client.register_script(DELETE), "index.delete")
+        self.add = TracedScript(client.register_script(fenced(ADD)), "index.add")
+        self.delete = TracedScript(client.register_script(fenced(DELETE)), "index.delete")
         self.search = TracedScript(client.register_script(SEARCH), "index.search")
         self.vectors = vector_cache or VectorCache()
 
@@ -40,10 +41,18 @@ class IndexScripts:
 class RedisIndexStore:
     """An `IndexStore` over an injected client. Cheap to build: one per namespace and call is fine."""
 
-    def __init__(self, client: RedisClient, base: str, *, scripts: IndexScripts | None = None) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        base: str,
+        *,
+        scripts: IndexScripts | None = None,
+        fencing: Fencing | None = None,
+    ) -> None:
         self._client = client
         self.base = base
         self._scripts = scripts or IndexScripts(client)
+        self._fencing = fencing or Fencing(client, base.partition(":{")[0])
 
     def _key(self, part: str) -> str:
         return f"{self.base}:{part}"
@@ -59,17 +68,19 @@ class RedisIndexStore:
     async def add(self, entries: Sequence[IndexEntry], analysis: str) -> list[int]:
         if not entries:
             return []
-        docs = [self._key("docs")]
+        head, ticket = self._fencing.ticket_parts(self.base)
+        docs = [*head, self._key("docs")]
         if len(entries) == 1:
-            return [int(await self._scripts.add(keys=docs, args=self._add_args(entries[0], analysis)))]
+            args = ticket + self._add_args(entries[0], analysis)
+            return [int(await self._scripts.add(keys=docs, args=args))]
         pipe = self._client.pipeline(transaction=False)
         for entry in entries:  # redis-py queues a script call on a pipeline
-            await self._scripts.add(keys=docs, args=self._add_args(entry, analysis), client=pipe)
+            await self._scripts.add(keys=docs, args=ticket + self._add_args(entry, analysis), client=pipe)
         return [int(r) for r in await pipe.execute()]
 
     async def delete(self, doc_id: str, terms: Sequence[str], tags: Sequence[str], analysis: str) -> int:
         args = [doc_id, " ".join(terms), " ".join(tags), analysis]
-        return int(await self._scripts.delete(keys=[self._key("docs")], args=args))
+        return int(await self._fencing.call(self._scripts.delete, [self._key("docs")], args))
 
     async def rank(
         self,
@@ -156,7 +167,7 @@ class RedisIndexStore:
         return None if raw is None else dict(json.loads(raw))
 
     async def set_source(self, source: str, info: dict[str, Any]) -> None:
-        await self._client.hset(self._key("sources"), source, json.dumps(info))
+        await self._fencing.run([("HSET", self._key("sources"), (source, json.dumps(info)))])
 
     async def rebuild(self, analysis: str, counts: Counts, progress: Progress | None = None) -> int:
         return await rebuild(self._client, self.base, analysis, self._stored, self.all_docs, counts, progress)

@@ -7,6 +7,7 @@ model, however long the user chats."""
 from __future__ import annotations
 
 from brain.backends.redis.client import RedisClient
+from brain.backends.redis.fence import Fencing, fenced
 from brain.keys import conversation_keys, encode_id, raw_id, readable_id
 from brain.llm.usage import Usage
 from brain.search.filters import text
@@ -30,10 +31,11 @@ return 1
 class RedisUsageStore:
     """A `UsageStore` over an injected client."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain") -> None:
+    def __init__(self, client: RedisClient, *, prefix: str = "brain", fencing: Fencing | None = None) -> None:
         self._client = client
         self.prefix = prefix
-        self._add = TracedScript(client.register_script(_ADD), "usage.add")
+        self._fencing = fencing or Fencing(client, prefix)
+        self._add = TracedScript(client.register_script(fenced(_ADD)), "usage.add")
 
     def _key(self, user_id: str | bytes, chat_id: str | bytes) -> str:
         return conversation_keys(self.prefix, user_id, chat_id).usage
@@ -47,7 +49,7 @@ class RedisUsageStore:
         self, user_id: str | bytes, chat_id: str | bytes, model: str, usage: Usage, calls: int = 1
     ) -> None:
         args = [model, calls, usage.prompt_tokens, usage.completion_tokens, raw_id(chat_id, "chat_id")]
-        await self._add(keys=[self._key(user_id, chat_id)], args=args)
+        await self._fencing.call(self._add, [self._key(user_id, chat_id)], args, user_id)
 
     async def rows(self, user_id: str | bytes, chat_id: str | bytes | None = None) -> list[UsageRow]:
         keys = [self._key(user_id, chat_id)] if chat_id is not None else await self._keys(user_id)

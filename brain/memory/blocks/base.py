@@ -25,9 +25,12 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
 class MemoryBlock(ABC):
     """A named part of the prompt. `priority` 0 is never cut or dropped; others are cut, then dropped, in
     ascending priority when the prompt is over `token_limit`. `accept_short_term_memory`: whether the block
-    reads the messages flushed out of the history."""
+    reads the messages flushed out of the history. `source` and `lower_trust` say where its content comes
+    from (lower: assistant or tool output) for the prompt's memory section."""
 
     accept_short_term_memory = True
+    source = ""
+    lower_trust = False
 
     def __init__(self, name: str, priority: int) -> None:
         if not _NAME.match(name):
@@ -58,6 +61,7 @@ class StaticBlock(MemoryBlock):
     """Fixed text (a persona, a policy); by default priority 0, always in the prompt."""
 
     accept_short_term_memory = False
+    source = "configuration"
 
     def __init__(self, content: str, *, name: str = "static", priority: int = 0) -> None:
         super().__init__(name, priority)
@@ -72,6 +76,9 @@ class StaticBlock(MemoryBlock):
 class VectorBlock(MemoryBlock):
     """Recall of flushed messages: each flushed batch is one searchable passage (BM25, plus vectors with an
     embedding model) in the session's own index; the query is the newest messages and the input."""
+
+    source = "user turns, assistant turns and tool results, as they were said"
+    lower_trust = True
 
     def __init__(
         self,

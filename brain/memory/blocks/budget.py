@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from brain.llm.protocol import ChatMessage
 from brain.llm.tokens import Tokenizer
 
-__all__ = ["BlockText", "Cut", "fit_blocks", "flush_count", "message_tokens", "render_block_text"]
+__all__ = ["BlockText", "Cut", "RenderBlocks", "fit_blocks", "flush_count", "message_tokens"]
 
 _PER_MESSAGE = 4
 _PER_CALL = 8  # the framing of one tool call (id, type, name) besides its arguments
@@ -53,13 +53,20 @@ Cut = Callable[[str, int], "str | None"]
 
 @dataclass(frozen=True)
 class BlockText:
-    """A block's rendered content, its priority and cost, and how it can be cut down."""
+    """A block's rendered content, its priority and cost, how it can be cut down, and its provenance
+    (`source`; `lower_trust`: derived from assistant or tool output), for the renderer."""
 
     name: str
     priority: int
     content: str
     tokens: int
     cut: Cut | None = None
+    source: str = ""
+    lower_trust: bool = False
+
+
+RenderBlocks = Callable[[Sequence[BlockText]], str]
+"""How the blocks that fit become prompt text ("" for none): the caller's renderer (`actions`)."""
 
 
 def fit_blocks(
@@ -90,9 +97,3 @@ def fit_blocks(
             break
         kept = [b for b in kept if b.name != block.name]
     return kept
-
-
-def render_block_text(blocks: Sequence[BlockText]) -> str:
-    """The blocks as one `<memory>` section, each under its own tag."""
-    inner = "\n".join(f"<{b.name}>\n{b.content}\n</{b.name}>" for b in blocks if b.content)
-    return f"<memory>\n{inner}\n</memory>" if inner else ""

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from brain.errors import BrainError, InputError
 from brain.llm.protocol import ChatMessage
 from brain.llm.tokens import Tokenizer
 from brain.memory.blocks.base import MemoryBlock
-from brain.memory.blocks.budget import BlockText, fit_blocks, flush_count, message_tokens, render_block_text
+from brain.memory.blocks.budget import BlockText, RenderBlocks, fit_blocks, flush_count, message_tokens
 from brain.settings import BlockSettings
 from brain.storage.blocks import BlockSessionStore, Record
 
@@ -35,7 +36,8 @@ def _mark(block: MemoryBlock) -> str:
 
 
 class BlockMemory:
-    """One session's block memory. Build one per call (cheap); blocks and the client are shared."""
+    """One session's block memory. Build one per call (cheap); blocks and the client are shared. `render`
+    turns the blocks that fit into the prompt's memory text (e.g. `actions.memory_section`)."""
 
     def __init__(
         self,
@@ -44,11 +46,12 @@ class BlockMemory:
         settings: BlockSettings | None = None,
         blocks: Sequence[MemoryBlock] = (),
         tokenizer: Tokenizer,
+        render: RenderBlocks,
     ) -> None:
         names = [b.name for b in blocks]
         if len(set(names)) != len(names):
             raise InputError(f"block names must be unique, got {names}")
-        self.session, self.tokenizer = session, tokenizer
+        self.session, self.tokenizer, self.render = session, tokenizer, render
         self.settings = settings or BlockSettings()
         self.blocks = tuple(blocks)
 
@@ -157,16 +160,38 @@ class BlockMemory:
             content = await block.aget(self.session, history, input)
             if content:
                 cost = self.tokenizer.count(content) + 2 * self.tokenizer.count(block.name) + 6
-                texts.append(BlockText(block.name, block.priority, content, cost, block.truncate))
-        limit = self.settings.token_limit
+                texts.append(
+                    BlockText(
+                        block.name,
+                        block.priority,
+                        content,
+                        cost,
+                        block.truncate,
+                        source=block.source,
+                        lower_trust=block.lower_trust,
+                    )
+                )
+        texts, framing = self._rendered_costs(texts)
+        limit = self.settings.token_limit - framing
         for _ in range(4):  # estimates first, then the exact cost of what was rendered
-            memory = render_block_text(fit_blocks(texts, used, limit, self.tokenizer))
+            memory = self.render(fit_blocks(texts, used, limit, self.tokenizer))
             prompt = _insert(heads, history, memory, self.settings.insert_method)
             excess = used + self._inserted(heads + history, prompt) - self.settings.token_limit
             if excess <= 0 or not memory:
                 break
             limit -= excess
         return prompt
+
+    def _rendered_costs(self, texts: list[BlockText]) -> tuple[list[BlockText], int]:
+        """Each block's cost as rendered (its item, header included) and the rendering's fixed framing
+        (e.g. a standing instruction): rendered alone, a block costs framing + its own part; together,
+        the framing counts once."""
+        alone = [self.tokenizer.count(self.render([t])) for t in texts]
+        framing = 0
+        if len(texts) > 1:
+            framing = max((sum(alone) - self.tokenizer.count(self.render(texts))) // (len(texts) - 1), 0)
+        costs = [replace(t, tokens=max(cost - framing, 1)) for t, cost in zip(texts, alone, strict=True)]
+        return costs, framing
 
     def _inserted(self, before: list[ChatMessage], after: list[ChatMessage]) -> int:
         """Tokens the blocks' insertion added: the one message it changed or added, less the one it

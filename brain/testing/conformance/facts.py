@@ -348,3 +348,18 @@ class FactStoreConformance(BackendSuite):
         assert await backend.facts.progress(user, "chat") == 0
         assert await backend.facts.all(other) == [fact]
         assert await backend.facts.by_hash(other, [wording]) == {wording: fact.id}
+
+    async def test_erase_deletes_facts_with_every_trace_of_them(self, backend: Backend) -> None:
+        user = _user("erase")
+        kept, gone = _fact("Likes tea"), _fact("Locker code 7731")
+        await backend.facts.add(user, kept, _entry(new_text=kept.text))
+        await backend.facts.add(user, gone, _entry(new_text=gone.text))
+        newer = _fact("Locker code 8842")
+        await backend.facts.add(user, newer, _entry("UPDATE", old_fact_id=gone.id), replaces=gone.id)
+        await backend.facts.alias(user, fact_hash("my locker code is 8842"), newer.id)
+        assert await backend.facts.erase(user, [gone.id, newer.id, "no-such-fact"]) == 2
+        assert await backend.facts.all(user) == [kept]
+        assert [e.fact_id for e in await backend.facts.history(user)] == [kept.id]
+        assert await backend.facts.by_hash(user, [newer.hash, fact_hash("my locker code is 8842")]) == {}
+        assert await backend.facts.erase(user, [gone.id]) == 0
+        await backend.facts.add(user, _fact("Locker code 7731"), _entry())  # the text may come back anew

@@ -8,6 +8,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from actions.fact_block import FactBlock
+from actions.memory_section import render_block_memory
 from brain.backends.redis import RedisBackend
 from brain.errors import InputError, LLMError
 from brain.llm.protocol import ChatMessage, ToolCall
@@ -32,6 +33,7 @@ def memory(client: aioredis.Redis, user: str, *blocks: object, chat: str = "c") 
         settings=SMALL,
         blocks=blocks,
         tokenizer=TOKENIZER,  # type: ignore[arg-type]
+        render=render_block_memory,
     )
 
 
@@ -80,7 +82,9 @@ async def test_flushed_messages_become_facts_in_one_call_per_flush(redis_client:
     seen = " ".join(c.messages[1].content or "" for c in llm.calls)
     assert all(seen.count(f"question {i} ") == 1 for i in range(flushed // 4 - 1))  # each read once
     prompt = await m.get("what do you know?")
-    assert "- Ann lives in Oslo" in (prompt[0].content or "") and "<facts>" in (prompt[0].content or "")
+    system = prompt[0].content or ""
+    assert "- Ann lives in Oslo" in system and '<item kind="facts block"' in system
+    assert system.count("\n<memory>\n") == 1 and system.endswith("\n</memory>")
 
 
 async def test_a_bad_condense_never_empties_the_facts(redis_client: aioredis.Redis) -> None:

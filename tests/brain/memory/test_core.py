@@ -7,10 +7,11 @@ import asyncio
 import pytest
 import redis.asyncio as aioredis
 
+from actions.memory_section import core_block_items
 from brain import InputError
 from brain.backends.redis.client import TranslatingRedis
 from brain.backends.redis.core_blocks import RedisCoreBlockStore
-from brain.memory.core import Block, BlockLimitError, ensure_blocks, render_blocks
+from brain.memory.core import Block, BlockLimitError, ensure_blocks
 
 
 async def test_edits_and_limits(redis_client: aioredis.Redis) -> None:
@@ -55,9 +56,9 @@ async def test_read_only_and_rendering_is_stable(redis_client: aioredis.Redis) -
     )
     with pytest.raises(InputError, match="read-only"):
         await core.append("a", "persona", "x")
-    text = render_blocks(blocks)
-    assert text.index("<persona>") < text.index("<human>") < text.index("<zeta>")
-    assert render_blocks(list(reversed(blocks))) == text
+    kinds = [item.kind for item in core_block_items(blocks)]
+    assert kinds == ["core block persona", "core block human", "core block zeta"]
+    assert [item.kind for item in core_block_items(list(reversed(blocks)))] == kinds
     assert await ensure_blocks(core, "a", [Block(label="human", value="other")]) == blocks  # existing kept
 
 
@@ -79,3 +80,24 @@ async def test_shared_block_under_concurrent_edits(redis_url: str) -> None:
     assert len(set(lines)) == len(lines)
     for client in clients:
         await client.aclose()
+
+
+async def test_first_edits_copy_the_default_once_and_leave_it_unchanged(redis_client: aioredis.Redis) -> None:
+    from brain.memory.core import Place, edit_block, tenant_blocks
+
+    core = RedisCoreBlockStore(redis_client)
+    await core.create("seed", Block(label="team", value="Due Friday"))
+    places = {
+        "team": Place(scope=b"mine", seed=b"seed", template=Block(label="team", value="unused")),
+        "human": Place(scope=b"mine", template=Block(label="human", value="?")),
+    }
+    assert [b.value for b in await tenant_blocks(core, places)] == ["Due Friday", "?"]  # nothing stored
+    assert await core.list(b"mine") == []
+    await asyncio.gather(
+        *(edit_block(core, places, "team", lambda s, i=i: core.append(s, "team", f"n{i}")) for i in range(5))
+    )
+    [team] = [b for b in await tenant_blocks(core, places) if b.label == "team"]
+    assert sorted(team.value.split("\n")) == ["Due Friday", *(f"n{i}" for i in range(5))]
+    assert [b.value for b in await core.list("seed")] == ["Due Friday"]
+    with pytest.raises(InputError, match="no core memory block 'persona'; blocks: team, human"):
+        await edit_block(core, places, "persona", lambda s: core.append(s, "persona", "x"))

@@ -15,6 +15,7 @@ import pytest
 
 from brain import BrainMemory, RedisMemoryStore, Settings
 from brain.backends.redis import RedisConnection
+from brain.memory.erasure import UNREACHABLE
 from tests.support.openai_server import Chat, Dynamic, Embeddings, Fault, ScriptedOpenAIServer
 
 BRAIN = str(Path(sys.executable).parent / "brain")
@@ -608,8 +609,10 @@ def test_memory_delete_user_erases_every_tier(openai_server: ScriptedOpenAIServe
     result = brain("memory", "delete", "--user", "ann", "--yes", *tiered, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "erased user 'ann': 2 chats, 4 recall entries, 1 archival passages, 1 core blocks",
+        "erased user 'ann': 2 chats, 4 recall entries, 1 archival passages, 0 core blocks",  # none copied
         "checked with a scan: nothing of user 'ann' remains",
+        "deleted 0 API keys; not reached by an erasure:",
+        *(f"  {line}" for line in UNREACHABLE),
     ]
     kept = brain("memory", "export", "--user", "bob", "--chat", "c1", env=env)
     assert len(json.loads(kept.stdout)["turns"]) == 2  # another user's memory is untouched
@@ -702,3 +705,23 @@ def test_graph_memory_from_the_command_line(openai_server: ScriptedOpenAIServer,
     assert "adopted" not in brain("memory", "graph", "--user", "caroline", "--format", "json", env=env).stdout
     other = json.loads(brain("memory", "graph", "--user", "bob", "--format", "json", env=env).stdout)
     assert other == {"entities": [], "relations": []}
+
+
+def test_erasing_a_user_then_compacting_leaves_nothing_of_them_on_disk(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(Chat("Noted."))
+    env = env_for(openai_server)
+    brain("chat", "--user", "zoe", "--chat", "x", env=env, stdin="my locker code is zq7731\n")
+    home = Path(env["BRAIN_HOME"])
+
+    def on_disk() -> bool:
+        return any(b"zq7731" in p.read_bytes() for p in home.rglob("*") if p.is_file() and "aof" in str(p))
+
+    assert on_disk()  # the append-only file keeps what was written
+    erased = brain("memory", "delete", "--user", "zoe", "--yes", env=env)
+    assert erased.returncode == 0 and "append-only file" in erased.stdout  # said, not hidden
+    compacted = brain("memory", "compact", env=env)
+    assert compacted.returncode == 0, compacted.stderr
+    assert compacted.stdout == "the append-only file was rewritten\n"
+    assert not on_disk()

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from collections.abc import Iterator
+import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from actions.summarizer import Summarizer
 from brain import BrainMemory, Message, RedisConnection, RedisMemoryStore, Settings
+from brain.backends.redis import RedisBackend
 from brain.storage.conversation import Conversation
 from brain.testing import ScriptedLLM
+from brain.testing.conformance.erasure import ErasureStoreConformance
 from tests.support.servers import RedisServerProcess
 from tests.support.stores import redis_index, redis_tiers
 
@@ -166,3 +169,15 @@ async def test_a_busy_cluster_client_waits_instead_of_failing(cluster_url: str, 
         await asyncio.gather(*(chat(i) for i in range(40)))  # 40 chats on 2 connections per node
         for i in range(40):
             assert len(await store.read_turns(Conversation(f"u{i}", "c"), 1, 10)) == 5
+
+
+class TestErasureOnACluster(ErasureStoreConformance):
+    """A script reads one slot only: each erased namespace keeps a copy of the erasure record."""
+
+    @pytest.fixture
+    async def backend(self, cluster_url: str, tmp_path: Path) -> AsyncIterator[RedisBackend]:
+        settings = Settings.model_validate(
+            {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+        )
+        async with await RedisConnection.open(settings) as connection:
+            yield RedisBackend(connection.client, prefix=f"e{uuid.uuid4().hex[:8]}")

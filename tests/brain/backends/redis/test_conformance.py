@@ -13,6 +13,7 @@ from brain.storage import ProcedureStore
 from brain.testing.conformance.block_sessions import BlockSessionStoreConformance
 from brain.testing.conformance.blocks import CoreBlockStoreConformance
 from brain.testing.conformance.conversation import ConversationStoreConformance
+from brain.testing.conformance.erasure import ErasureStoreConformance
 from brain.testing.conformance.facts import FactStoreConformance
 from brain.testing.conformance.graph import GraphStoreConformance
 from brain.testing.conformance.index import IndexStoreConformance
@@ -70,3 +71,7 @@ class TestProcedures(ProcedureStoreConformance):
     @pytest.fixture
     def procedures(self, redis_client: aioredis.Redis) -> ProcedureStore:
         return Tiers(RedisBackend(redis_client, prefix=f"p{uuid.uuid4().hex[:8]}")).procedures
+
+
+class TestErasure(OnRedis, ErasureStoreConformance):
+    pass
