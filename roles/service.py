@@ -156,7 +156,9 @@ class MemoryService:
             with fence.holding(await self._ticket(scope)):
                 stored, _ = await self.tiers.facts.add(scope.user, fact, actor=scope.actor, reason="added")
             return AddResult(fact=stored)
-        given = [NewMessage(content=text)] if text is not None else list(messages)
+        given = (
+            [NewMessage(content=check_text(text, limit, "memory"))] if text is not None else list(messages)
+        )
         turns = [Message(role=m.role, content=m.content, sent_from=m.role) for m in given]
         count = await self.assistant.add_turns(scope.user, storage_chat(scope, chat_id), turns)
         return AddResult(chat_id=chat_id, turns=count, queued=self.runtime.settings.memory.facts.enabled)

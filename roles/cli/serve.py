@@ -83,7 +83,9 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
     host = host or settings.serve.host
     port = settings.serve.port if port is None else port
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on the connections a TCP socket accepts, and only then;
+    # with Nagle on, a small keep-alive answer waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(2048)

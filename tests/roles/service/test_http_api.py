@@ -159,3 +159,19 @@ async def test_bad_input_gets_clear_errors_before_any_cost(served: Served) -> No
         assert (
             await http.post("/v1/chat", content=b"{not json", headers={"content-type": "application/json"})
         ).status_code == 422
+
+
+async def test_text_that_is_not_unicode_gets_a_4xx_naming_the_field_and_never_echoed(served: Served) -> None:
+    probes = [
+        ("/v1/memories", '{"text": "pin \\ud800 4321", "infer": false}', "memory"),
+        ("/v1/memories", '{"text": "pin \\ud800 4321", "chat_id": "c"}', "memory"),
+        ("/v1/chat", '{"text": "pin \\ud800 4321", "chat_id": "c", "stream": false}', "text"),
+        ("/v1/chat", '{"text": "pin 4321", "chat_id": "c\\udfff", "stream": false}', "chat_id"),
+        ("/v1/memories", '{"text": 4321}', "text"),
+    ]
+    async with served.client(await served.key("ann")) as ann:
+        for path, body, field in probes:
+            response = await ann.post(path, content=body, headers={"content-type": "application/json"})
+            assert response.status_code in {400, 422}, (path, body, response.text)
+            assert field in response.text and "4321" not in response.text, (path, body, response.text)
+    assert served.llm.calls == []  # refused before any model call

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,3 +118,17 @@ async def test_two_servers_on_one_redis_give_the_same_answers(
     async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
         assert [(await http.get(f"{url}/v1/me")).status_code for url in two_servers] == [401, 401]
     assert "revoked" in brain("keys", "list", env=env).stdout
+
+
+def test_a_small_keep_alive_request_is_answered_without_a_nagle_stall(two_servers: list[str]) -> None:
+    url = two_servers[0]
+    asyncio.run(_ready(url))
+    with httpx2.Client(timeout=5) as http:  # one keep-alive connection
+        http.get(f"{url}/healthz")
+        took = []
+        for _ in range(40):
+            started = time.perf_counter()
+            assert http.get(f"{url}/healthz").status_code == 200
+            took.append(time.perf_counter() - started)
+    # with Nagle on the served socket each answer waited ~40 ms for the client's delayed ACK
+    assert statistics.median(took) < 0.02, statistics.median(took)
