@@ -11,6 +11,8 @@ __all__ = [
     "LLMError",
     "NotFoundError",
     "StoreError",
+    "TooLargeError",
+    "UnreachableError",
 ]
 
 
@@ -45,3 +47,12 @@ class NotFoundError(InputError):
 class ErasedError(StoreError):
     """The memory this work was for was erased after the work began: nothing of it was written (a write
     carrying an older erasure ticket is dropped atomically by the store)."""
+
+
+class UnreachableError(StoreError):
+    """The store did not answer at all (down, wrong address, refused): nothing can be served until it does."""
+
+
+class TooLargeError(InputError):
+    """The input cannot fit where it must go (a message beyond the model's context window); nothing was
+    stored or sent."""

@@ -227,6 +227,9 @@ class ServeSettings(BaseModel):
     max_body_bytes: int = Field(4_194_304, ge=1_024)
     rate_limit: int = Field(600, ge=0, description="requests per key per rate window; 0 = no limit")
     rate_window_seconds: int = Field(60, ge=1, le=86_400)
+    auth_failure_limit: int = Field(
+        30, ge=0, description="failed authentications per client address per rate window before 429; 0 = none"
+    )
     mcp_user: str = Field("local", min_length=1, description="whose memory `brain mcp` serves over stdio")
     mcp_agent: str | None = None
     mcp_chat: str = Field("mcp", min_length=1, description="the chat `converse` talks in by default")

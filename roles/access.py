@@ -100,12 +100,15 @@ def erases_fact(scope: Scope, fact: Fact) -> bool:
 
 
 def storage_chat(scope: Scope, chat_id: str) -> str:
-    """The stored id of the scope's chat `chat_id` (as a request names it). `InputError` for an id that is
-    empty or holds a control character or a lone surrogate."""
-    if not isinstance(chat_id, str) or not chat_id:
-        raise InputError("a chat id must be a non-empty string")
+    """The stored id of the scope's chat `chat_id` (as a request names it). `InputError` for an id no request
+    path could name again: empty, blank or padded, over 256 characters, holding `/`, a control character or
+    a lone surrogate (every chat a request creates, a request can reach)."""
+    if not isinstance(chat_id, str) or not chat_id.strip() or chat_id != chat_id.strip():
+        raise InputError("chat_id must be a non-blank string without leading or trailing spaces")
     if not _plain(chat_id):
-        raise InputError(f"chat id {chat_id!r} holds a control character or a lone surrogate")
+        raise InputError("chat_id holds a control character or a lone surrogate")
+    if "/" in chat_id or len(chat_id) > 256:
+        raise InputError("chat_id must be at most 256 characters and hold no '/' (it is part of URL paths)")
     return chat_id if scope.agent is None else f"{AGENT_CHAT}{scope.agent}{_SEP}{chat_id}"
 
 

@@ -22,7 +22,7 @@ from actions.relate import context_of, points_back, relate_and_rewrite
 from actions.summarizer import Summarizer
 from actions.talk import Refit, TalkAction
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, InputError, StoreError
+from brain.errors import BrainError, ConfigError, InputError, StoreError, TooLargeError
 from brain.keys import raw_id
 from brain.llm.protocol import LLM, ChatMessage, TextDelta
 from brain.llm.tokens import Tokenizer
@@ -45,6 +45,8 @@ from roles.skills import Skills
 from roles.turn import Turn
 
 __all__ = ["TurnEngine"]
+
+_PROMPT_HEAD = 1_024  # tokens kept for the persona, instructions and memory beside a message (at most)
 
 _log = logging.getLogger("brain.assistant")
 
@@ -149,9 +151,26 @@ class TurnEngine:
         """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text."""
         Conversation(user_id, chat_id)
         text = check_text(text, self.memory_settings.max_message_bytes)
+        self.check_fits(text)
         async with self.chat_memory(user_id, chat_id, pending=text) as memory:  # saved at once: a crash or
             async for piece in self._turn(memory):  # a failed call keeps it pending
                 yield piece
+
+    def check_fits(self, text: str) -> None:
+        """`TooLargeError` (nothing stored, nothing sent) for a message that cannot fit the model's context
+        window with the answer's room and the prompt's own head (persona, instructions, memory) beside it."""
+        # the answer's room and the prompt's head, but never more than half the window (small windows)
+        reserve = min(self.memory_settings.reply_tokens + _PROMPT_HEAD, self.context_window // 2)
+        room = self.context_window - reserve
+        if len(text) * 4 <= room:  # a token is at least one UTF-8 byte: most texts need no count
+            return
+        tokens = self.tokenizer.count(text)
+        if tokens > room:
+            raise TooLargeError(
+                f"the message is {tokens} tokens; the model's context window of {self.context_window} leaves "
+                f"room for {max(room, 0)} beside the answer and the prompt: shorten it, or load it into "
+                "archival memory (brain memory load)"
+            )
 
     async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:
         """Answer the pending text of a failed turn; else take back the last answer and its question (the

@@ -8,6 +8,7 @@ reaches inside its user (an agent: its own chats, the shared facts and its own) 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -33,9 +34,31 @@ def _dump(value: Any) -> Any:
     return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
 
+class _StrictServer(MCPServer):
+    """An MCP server whose tools refuse arguments they do not take (the SDK drops them silently, so a
+    misspelt `limt` would quietly do something else than asked)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.takes: dict[str, frozenset[str]] = {}
+
+    def takes_from(self, *tools: Callable[..., Any]) -> None:
+        """Record the arguments each of `tools` takes (by its signature)."""
+        for tool in tools:
+            self.takes[tool.__name__] = frozenset(inspect.signature(tool).parameters)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        unknown = sorted(set(arguments) - self.takes.get(name, frozenset(arguments)))
+        if unknown:
+            listed = ", ".join(sorted(self.takes[name])) or "none"
+            raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))} (it takes: {listed})")
+        return await super().call_tool(name, arguments, context)
+
+
 def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_chat: str = "mcp") -> MCPServer:
-    """The MCP server over `service`; `scope()` names the caller's tenant for each call."""
-    server: MCPServer = MCPServer("brain-assistant", instructions=_INSTRUCTIONS, version=__version__)
+    """The MCP server over `service`; `scope()` names the caller's tenant for each call. A tool called with
+    an argument it does not take is refused."""
+    server = _StrictServer("brain-assistant", instructions=_INSTRUCTIONS, version=__version__)
 
     async def run(call: Any) -> Any:
         try:
@@ -100,4 +123,5 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
         reply: str = await run(answer())
         return reply
 
+    server.takes_from(add_memory, search_memories, list_memories, memory_history, delete_memory, converse)
     return server

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import yaml
 
 from brain import __version__, telemetry
-from brain.errors import BrainError, ConfigError
+from brain.errors import BrainError, ConfigError, UnreachableError
 from brain.llm.local import INSTALL_HINT, uses_local_model
 from brain.loader import find_config_file, flatten, load_settings_traced
 from brain.logs import configure_logging, redact
@@ -132,6 +132,11 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
         if debug:
             raise
         print(redact(f"brain: config error: {exc}", secrets), file=sys.stderr)
+        return 2
+    except UnreachableError as exc:  # nothing can run until the store answers: say so in one line
+        if debug:
+            raise
+        print(redact(f"brain: error: {exc}", secrets), file=sys.stderr)
         return 2
     except BrainError as exc:
         if debug:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 from brain import telemetry
+from brain.backends.redis import RedisConnection
 from brain.runtime import open_runtime
 from brain.settings import Settings
 from roles.assistant import Assistant
@@ -80,6 +81,9 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
     from roles.http import create_app
 
     telemetry.configure(settings.telemetry)
+    if settings.redis.url is not None:  # a store that does not answer: one line and exit 2, not a traceback
+        async with await RedisConnection.open(settings):
+            pass
     host = host or settings.serve.host
     port = settings.serve.port if port is None else port
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -9,7 +9,7 @@ answers any request.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from importlib.resources import files
 from typing import Any
@@ -20,42 +20,16 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from brain import __version__
-from brain.errors import BrainError, ConflictError, InputError, LLMError, NotFoundError, StoreError
-from brain.jsontext import without_surrogates
+from brain.errors import BrainError, InputError
 from brain.settings import Settings
 from roles.assistant import Assistant
+from roles.http.errors import answer, invalid_fields
 from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
 from roles.http.routes import router
 from roles.mcp_server import build_mcp
 from roles.service import MemoryService, Scope
 
-__all__ = ["create_app", "invalid_fields"]
-
-_STATUS: tuple[tuple[type[BrainError], int], ...] = (
-    (NotFoundError, 404),
-    (InputError, 400),
-    (ConflictError, 409),
-    (StoreError, 503),
-    (LLMError, 502),
-)
-
-
-def invalid_fields(errors: Sequence[Any]) -> list[dict[str, Any]]:
-    """What a 422 says of each invalid field: where (`loc`), what is wrong (`msg`, `type`). Never the input
-    itself (an error body must not echo what a client sent) and never a lone surrogate, which no UTF-8
-    response can carry. Pure."""
-    return [
-        {
-            "loc": [p if isinstance(p, int) else without_surrogates(str(p)) for p in error.get("loc", ())],
-            "msg": without_surrogates(str(error.get("msg", ""))),
-            "type": str(error.get("type", "")),
-        }
-        for error in errors
-    ]
-
-
-def status_of(exc: BrainError) -> int:
-    return next((status for kind, status in _STATUS if isinstance(exc, kind)), 500)
+__all__ = ["create_app"]
 
 
 def _mcp_scope() -> Scope:
@@ -103,8 +77,10 @@ def create_app(
         return exc.response()
 
     @app.exception_handler(BrainError)
-    async def failed(_: Request, exc: BrainError) -> JSONResponse:
-        return JSONResponse({"detail": without_surrogates(str(exc))}, status_code=status_of(exc))
+    @app.exception_handler(Exception)
+    async def failed(_: Request, exc: Exception) -> JSONResponse:
+        status, body = answer(exc)
+        return JSONResponse(body, status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

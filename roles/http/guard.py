@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -43,19 +44,22 @@ class Refusal(Exception):
 
 
 async def authenticate(
-    keys: ApiKeyStore, settings: ServeSettings, authorization: str | None, query: Any
+    keys: ApiKeyStore, settings: ServeSettings, authorization: str | None, query: Any, client: str = ""
 ) -> tuple[service.Scope, ApiKey]:
-    """The scope a request's bearer key reaches, after its rate limit. `Refusal` otherwise."""
+    """The scope a request's bearer key reaches, after its rate limit. `Refusal` otherwise; past
+    `serve.auth_failure_limit` failed authentications from one `client` address in a window, 429."""
     for name in _TENANT_PARAMETERS:
         if name in query:
             raise Refusal(400, f"the query names {name!r}: the tenant comes from the API key alone")
     scheme, _, secret = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
+        await _failed(keys, settings, client)
         raise Refusal(
             401, "an API key is needed: Authorization: Bearer <key>", {"WWW-Authenticate": "Bearer"}
         )
     key = await keys.verify(secret.strip())
     if key is None:
+        await _failed(keys, settings, client)
         raise Refusal(401, "unknown or revoked API key", _BEARER)
     if settings.rate_limit:
         verdict = await keys.hit(key.id, settings.rate_limit, settings.rate_window_seconds)
@@ -67,6 +71,22 @@ async def authenticate(
                 {"Retry-After": str(verdict.retry_after)},
             )
     return service.Scope(user=key.user, agent=key.agent, actor=f"key:{key.id}"), key
+
+
+async def _failed(keys: ApiKeyStore, settings: ServeSettings, client: str) -> None:
+    """Count a failed authentication of `client` (an address); 429 once it passes the limit."""
+    if not settings.auth_failure_limit or not client:
+        return
+    counter = "a" + hashlib.sha256(client.encode("utf-8", "replace")).hexdigest()[:15]
+    verdict = await keys.hit(counter, settings.auth_failure_limit, settings.rate_window_seconds)
+    if not verdict.allowed:
+        telemetry.count_error("auth_failures")
+        raise Refusal(
+            429,
+            f"too many failed authentications from this address: at most {settings.auth_failure_limit} "
+            f"per {settings.rate_window_seconds} s",
+            {"Retry-After": str(verdict.retry_after)},
+        )
 
 
 class _TooLarge(Exception):
@@ -121,7 +141,8 @@ def mcp_guard(app: ASGIApp, keys: ApiKeyStore, settings: ServeSettings) -> ASGIA
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", ())}
         query = _query_names(scope.get("query_string", b""))
         try:
-            tenant, _ = await authenticate(keys, settings, headers.get("authorization"), query)
+            client = (scope.get("client") or ("",))[0] or ""
+            tenant, _ = await authenticate(keys, settings, headers.get("authorization"), query, client)
         except Refusal as refusal:
             await refusal.response()(scope, receive, send)
             return

@@ -16,6 +16,7 @@ from brain.memory.core import Block
 from brain.memory.erasure import ErasureReport
 from brain.memory.facts import AuditEvent, Fact
 from brain.memory.transfer import ConversationExport
+from roles.http.errors import answer
 from roles.http.guard import authenticate
 from roles.service import (
     AddResult,
@@ -31,7 +32,7 @@ from roles.service import (
 __all__ = ["router"]
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
-_ID = r"^[^\x00-\x1f]{1,256}$"
+_ID = r"^[^\x00-\x1f/]{1,256}$"  # as `roles.access.storage_chat` checks: every chat made is reachable
 
 
 async def _tenant(request: Request) -> Scope:
@@ -40,6 +41,7 @@ async def _tenant(request: Request) -> Scope:
         request.app.state.serve,
         request.headers.get("authorization"),
         request.query_params,
+        request.client.host if request.client is not None else "",
     )
     return scope
 
@@ -124,7 +126,7 @@ async def chat(body: ChatRequest, scope: Tenant, service: Service) -> StreamingR
                 said.append(piece)
                 yield _sse("delta", {"text": piece})
         except BrainError as exc:
-            yield _sse("error", {"detail": str(exc)})
+            yield _sse("error", answer(exc)[1])
             return
         finally:
             await pieces.aclose()

@@ -147,3 +147,17 @@ def test_memory_modes_come_from_one_table() -> None:
 
     assert set(MODES) == {"brain", "tiered", "blocks"}
     assert set(MemorySettings.model_fields["mode"].annotation.__args__) == set(MODES)  # type: ignore[union-attr]
+
+
+async def test_a_message_beyond_the_context_window_is_refused_before_anything() -> None:
+    from brain.errors import TooLargeError
+    from tests.support.runtime import make_runtime
+
+    llm = ScriptedLLM(["ok"])
+    assistant = Assistant(make_runtime(llm, context_window=4_096))
+    with pytest.raises(TooLargeError, match="context window of 4096"):
+        await assistant.chat("u", "c", "paris " * 3_000)
+    with pytest.raises(TooLargeError):
+        await assistant.chat("u", "c", "巴黎" * 2_500)  # counted in tokens, not characters
+    assert llm.calls == [] and (await assistant.memory_of("u", "c")).last_talk is None  # nothing kept
+    assert await assistant.chat("u", "c", "paris " * 300) == "ok"  # what fits is answered

@@ -10,7 +10,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from brain.backends.redis.client import RedisClient, connect
 from brain.backends.redis.embedded import EmbeddedValkey
-from brain.errors import StoreError
+from brain.errors import StoreError, UnreachableError
 from brain.logs import redact
 from brain.settings import Settings, mask_url
 
@@ -61,7 +61,7 @@ class RedisConnection:
             await self.client.ping()
             info = await self.client.info("server")
         except StoreError as exc:
-            raise StoreError(f"cannot reach Redis at {self.masked_url}: {exc}") from exc
+            raise UnreachableError(f"cannot reach Redis at {self.masked_url}: {exc}") from exc
         if isinstance(self.client, RedisCluster):
             info = next(iter(info.values())) if info and isinstance(next(iter(info.values())), dict) else info
         version = str(info.get("valkey_version") or info.get("redis_version") or "0")

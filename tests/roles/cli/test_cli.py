@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from roles.cli.main import NO_LLM_MESSAGE
 from tests.support.openai_server import Models, ScriptedOpenAIServer
 from tests.support.servers import free_port
@@ -132,9 +134,22 @@ def test_chat_llm_failure_is_one_line(openai_server: ScriptedOpenAIServer) -> No
 def test_errors_never_print_secrets() -> None:
     env = {"BRAIN_REDIS_URL": "redis://user:pw-SECRET-1@127.0.0.1:1/0", "OPENAI_API_KEY": "sk-SECRET-2"}
     dead = brain("memory", "export", "--user", "a", "--chat", "b", env=env)
-    assert dead.returncode == 1 and "cannot reach Redis at redis://user:***@127.0.0.1:1/0" in dead.stderr
+    assert dead.returncode == 2 and "cannot reach Redis at redis://user:***@127.0.0.1:1/0" in dead.stderr
     bad = brain("config", "show", "--set", "llm.api_key=[sk-SECRET-3]", env=env)
     assert bad.returncode == 2 and "llm.api_key" in bad.stderr
     shown = brain("config", "show", env=env)
     for result in (dead, bad, shown):
         assert "SECRET" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["worker", "--once"], ["chat"]])
+def test_with_redis_unreachable_a_command_says_so_in_one_line_and_exits_2(command: list[str]) -> None:
+    env = {
+        "BRAIN_REDIS_URL": "redis://127.0.0.1:1/0",
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    }
+    result = brain(*command, env=env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("brain: error: cannot reach Redis at redis://127.0.0.1:1/0")
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr

@@ -65,7 +65,7 @@ def test_a_redis_url_reads_the_same_in_every_message(
     _, plan, _ = in_process("run", str(deploy), "--dry-run", env=env)
     assert f"redis.url = {masked}  # env:BRAIN_REDIS_URL" in show.splitlines()
     assert f"FAIL  redis: cannot reach Redis at {masked}: " in check
-    assert down == 1 and error.startswith(f"brain: error: cannot reach Redis at {masked}: ")
+    assert down == 2 and error.startswith(f"brain: error: cannot reach Redis at {masked}: ")
     assert f"redis: {masked}" in plan.splitlines()
     assert "SECRET" not in show + check + error + plan
 

@@ -43,7 +43,7 @@ def settings_for(**serve: Any) -> Settings:
         {
             "redis": {"key_prefix": "svc"},
             "memory": {"facts": {"in_process_worker": False}},
-            "serve": {"rate_limit": 0, **serve},
+            "serve": {"rate_limit": 0, "auth_failure_limit": 0, **serve},
         }
     )
 

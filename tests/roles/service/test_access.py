@@ -26,6 +26,10 @@ CODER = Scope(user="ann", agent="coder")
 
 HOSTILE = [
     "",
+    " padded ",
+    "   ",
+    "a/b",  # a URL path could not name it again
+    "x" * 257,
     "\x1f",
     "x\x1fy",
     AGENT_CHAT + "writer\x1fc1",
@@ -38,14 +42,12 @@ HOSTILE = [
     "lone \ud800 surrogate",
     "\udfff",
 ]
-FRIENDLY = ["c1", "聊天", "日記 2026", "emoji 🧠", "x" * 300, " padded ", "agent", "\u200bzero-width"]
+FRIENDLY = ["c1", "聊天", "日記 2026", "emoji 🧠", "x" * 256, "agent", "\u200bzero-width", "a.b:c"]
 
 
 @pytest.mark.parametrize("chat_id", HOSTILE)
 @pytest.mark.parametrize("scope", [OWNER, WRITER])
-def test_a_request_chat_id_with_a_control_character_or_a_lone_surrogate_is_refused(
-    scope: Scope, chat_id: str
-) -> None:
+def test_a_request_chat_id_that_no_request_could_name_again_is_refused(scope: Scope, chat_id: str) -> None:
     with pytest.raises(InputError):
         storage_chat(scope, chat_id)
 

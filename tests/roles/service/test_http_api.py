@@ -116,7 +116,8 @@ async def test_a_failing_model_is_an_http_error_and_the_question_stays_pending(s
     served.llm.add(LLMError("scripted: the endpoint is down"))
     async with served.client(await served.key("ann")) as http:
         response = await http.post("/v1/chat", json={"chat_id": "c1", "text": "Are you there?"})
-        assert response.status_code == 502 and "endpoint is down" in response.json()["detail"]
+        assert response.status_code == 502 and "language model" in response.json()["detail"]
+        assert "endpoint is down" not in response.text and response.json()["request_id"]  # details: logs
         chat = (await http.get("/v1/chats/c1")).json()
     assert chat["chat"]["turns"] == 0
 
@@ -148,6 +149,17 @@ async def test_each_key_has_its_own_rate_limit(served: Served) -> None:
         assert (await bob.get("/v1/me")).status_code == 200
 
 
+@pytest.mark.serve(auth_failure_limit=4, rate_window_seconds=60)
+async def test_failed_authentication_is_rate_limited_per_address(served: Served) -> None:
+    secret = await served.key("ann")
+    async with served.client("bk_0000000000000000_guess") as guessing, served.client(secret) as ann:
+        codes = [(await guessing.get("/v1/me")).status_code for _ in range(6)]
+        assert codes == [401] * 4 + [429] * 2
+        limited = await guessing.get("/v1/me")
+        assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+        assert (await ann.get("/v1/me")).status_code == 200  # a good key is not counted, nor refused
+
+
 async def test_bad_input_gets_clear_errors_before_any_cost(served: Served) -> None:
     async with served.client(await served.key("ann")) as http:
         assert (await http.post("/v1/memories", json={})).status_code == 400
@@ -161,13 +173,15 @@ async def test_bad_input_gets_clear_errors_before_any_cost(served: Served) -> No
         ).status_code == 422
 
 
-async def test_text_that_is_not_unicode_gets_a_4xx_naming_the_field_and_never_echoed(served: Served) -> None:
+async def test_bad_text_and_ids_get_a_4xx_naming_the_field_and_are_never_echoed(served: Served) -> None:
     probes = [
         ("/v1/memories", '{"text": "pin \\ud800 4321", "infer": false}', "memory"),
         ("/v1/memories", '{"text": "pin \\ud800 4321", "chat_id": "c"}', "memory"),
         ("/v1/chat", '{"text": "pin \\ud800 4321", "chat_id": "c", "stream": false}', "text"),
         ("/v1/chat", '{"text": "pin 4321", "chat_id": "c\\udfff", "stream": false}', "chat_id"),
         ("/v1/memories", '{"text": 4321}', "text"),
+        ("/v1/chat", '{"text": "pin 4321", "chat_id": "trip/4321", "stream": false}', "chat_id"),
+        ("/v1/memories", '{"text": "pin 4321", "chat_id": " 4321 "}', "chat_id"),
     ]
     async with served.client(await served.key("ann")) as ann:
         for path, body, field in probes:
@@ -175,3 +189,18 @@ async def test_text_that_is_not_unicode_gets_a_4xx_naming_the_field_and_never_ec
             assert response.status_code in {400, 422}, (path, body, response.text)
             assert field in response.text and "4321" not in response.text, (path, body, response.text)
     assert served.llm.calls == []  # refused before any model call
+
+
+def test_a_5xx_says_a_reason_and_a_request_id_and_logs_the_details(caplog: pytest.LogCaptureFixture) -> None:
+    from brain.errors import ErasedError, NotFoundError, StoreError
+    from roles.http.errors import answer
+
+    failure = StoreError("Redis EVALSHA failed: ConnectionError: 10.0.0.5:6379 brain:{f.bYW5u}:facts")
+    with caplog.at_level("WARNING", logger="brain.http"):
+        status, body = answer(failure)
+    assert status == 503 and body["request_id"] in body["detail"]
+    assert "10.0.0.5" not in str(body) and "brain:{" not in str(body)
+    assert body["request_id"] in caplog.text and "10.0.0.5" in caplog.text  # for whoever runs the server
+    assert answer(NotFoundError("there is no chat 'x'")) == (404, {"detail": "there is no chat 'x'"})
+    assert answer(ErasedError("erased meanwhile"))[0] == 409
+    assert answer(RuntimeError("boom"))[0] == 500 and "boom" not in str(answer(RuntimeError("boom"))[1])

@@ -131,3 +131,14 @@ async def test_over_stdio_every_tool_works_for_the_configured_user(
         assert second["text"] in json.dumps(openai_server.chat_requests()[0].body)
         bad = await client.call_tool("search_memories", {"query": "the"})
         assert bad.is_error and "nothing to search for" in bad.content[0].text
+
+
+async def test_a_tool_refuses_arguments_it_does_not_take(served: Served) -> None:
+    async with http_client(served, await served.key("ann")) as ann:
+        misspelt = await ann.call_tool("search_memories", {"query": "Lisbon", "limt": 3})
+        assert (
+            misspelt.is_error and "'limt'" in misspelt.content[0].text and "limit" in misspelt.content[0].text
+        )
+        tenant = await ann.call_tool("list_memories", {"user_id": "bob"})
+        assert tenant.is_error and "'user_id'" in tenant.content[0].text
+        assert data(await ann.call_tool("search_memories", {"query": "Lisbon", "limit": 3})) == []
