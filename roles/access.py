@@ -27,12 +27,15 @@ __all__ = [
     "AGENT_CHAT",
     "Scope",
     "agent_chat",
+    "agent_of",
+    "agent_sees",
     "erases_fact",
     "erases_user",
     "request_chat",
     "sees",
     "sees_event",
     "storage_chat",
+    "tenant_of",
 ]
 
 AGENT_CHAT = "\x1fagent\x1f"
@@ -51,9 +54,15 @@ class Scope(BaseModel):
     actor: str = "service"
 
 
+def agent_sees(agent: str | None, fact: Fact) -> bool:
+    """Whether `agent` (None: the user's own, no agent) reaches a fact of its user: all of them, or the
+    shared ones and its own. The rule for facts: scopes (`sees`) and turns in an agent's chat use it."""
+    return agent is None or fact.agent_id in (None, agent)
+
+
 def sees(scope: Scope, fact: Fact) -> bool:
-    """Whether `scope` reaches the fact (one of its user's): all of them, or the shared ones and its own."""
-    return scope.agent is None or fact.agent_id in (None, scope.agent)
+    """Whether `scope` reaches the fact (one of its user's): `agent_sees` for the scope's agent."""
+    return agent_sees(scope.agent, fact)
 
 
 def agent_of(chat_id: str | bytes) -> str | None:
@@ -69,13 +78,6 @@ def tenant_of(agent: str | None, scope: bytes) -> bytes:
         return scope
     name = raw_id(agent, "agent")
     return b"agent-key:%d:" % len(name) + name + b":" + scope
-
-
-def chat_sees(chat_id: str | bytes, fact: Fact) -> bool:
-    """Whether a turn in the stored chat `chat_id` is given the fact: an agent's chat, the shared facts and
-    the agent's own (what its scope `sees`); any other chat, all of them."""
-    owner = agent_chat(chat_id)
-    return owner is None or fact.agent_id in (None, owner[0])
 
 
 def sees_event(scope: Scope, event: AuditEvent, facts: Mapping[str, Fact]) -> bool:

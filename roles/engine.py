@@ -38,7 +38,7 @@ from brain.search.analysis import searchable
 from brain.storage import fence
 from brain.storage.conversation import Conversation
 from brain.storage.facts import Fact
-from roles.access import agent_chat, chat_sees
+from roles.access import agent_of, agent_sees
 from roles.locks import KeyedLocks
 from roles.modes.brain import BrainMode
 from roles.skills import Skills
@@ -132,9 +132,9 @@ class TurnEngine:
     ) -> AsyncIterator[BrainMemory]:
         """Hold the chat's lock and load its memory (saving `pending` as the text to answer)."""
         async with self.lock(user_id, chat_id):
-            backend = self.runtime.backend
-            apart = backend is not None and backend.conversations is not self.runtime.store
-            ticket = await backend.erasure.ticket(user_id, chat_id) if apart and backend else None
+            backend, ticket = self.runtime.backend, None
+            if backend is not None and backend.conversations is not self.runtime.store:
+                ticket = await backend.erasure.ticket(user_id, chat_id)
             memory = await self.load_memory(user_id, chat_id, pending=pending)
             # writes of work begun before an erasure are dropped (a store of the backend's own gives the
             # ticket with the load; a conversation store apart from it, before)
@@ -278,19 +278,19 @@ class TurnEngine:
         self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None
     ) -> list[Fact]:
         """The user's current facts relevant to `text`, for the prompt of a turn in `chat_id` (only those
-        the chat's agent may see: `roles.access.chat_sees`); none when facts are off."""
+        the chat's agent may see: `roles.access.agent_sees`); none when facts are off."""
         facts = self.memory_settings.facts
         if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
             return []
         tiers, graph, limit = self.runtime.tiers, self.memory_settings.graph, facts.prompt_facts
-        agents = chat_id is not None and agent_chat(chat_id) is not None
-        depth = limit * 2 if agents else limit  # room for facts of other agents, dropped below
+        agent = agent_of(chat_id) if chat_id is not None else None
+        depth = limit * 2 if agent is not None else limit  # room for facts of other agents, dropped below
         found = await tiers.facts.search(user_id, text, limit=depth)
         if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
             links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
             if links:
                 found = await tiers.facts.search(user_id, text, limit=depth, linked=links)
-        return [f for f in found if chat_id is None or chat_sees(chat_id, f)][:limit]
+        return [f for f in found if agent_sees(agent, f)][:limit]
 
     async def queue_facts(self, memory: BrainMemory) -> None:
         """Hand the chat's new turns to the fact workers (one write). A failure only delays them: the next

@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 from brain.keys import raw_id, scope_field
 
-__all__ = ["ErasureStore", "Ticket", "current", "holding"]
+__all__ = ["ErasureStore", "Ticket", "applying", "current", "erased_fields", "holding"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,20 @@ _TICKET: contextvars.ContextVar[Ticket | None] = contextvars.ContextVar("brain_t
 def current() -> Ticket | None:
     """The ticket of the work running in this context, if any."""
     return _TICKET.get()
+
+
+def applying(user_id: str | bytes | None) -> Ticket | None:
+    """The held ticket a write for `user_id` is checked against (any write's, with None: a store that
+    does not know whose write it is); None when there is none or it is another user's."""
+    held = _TICKET.get()
+    if held is None or (user_id is not None and not held.covers(user_id)):
+        return None
+    return held
+
+
+def erased_fields(chat_ids: Sequence[str | bytes] | None) -> list[str]:
+    """The erasure record's fields an erasure of `chat_ids` (None: the whole user) sets. Pure."""
+    return ["*"] if chat_ids is None else [scope_field(c) for c in chat_ids]
 
 
 @contextlib.contextmanager

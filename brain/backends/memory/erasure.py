@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from brain.backends.memory.keyspace import Keyspace
-from brain.keys import raw_id, scope_field
-from brain.storage.fence import Ticket
+from brain.keys import raw_id
+from brain.storage.fence import Ticket, erased_fields
 
 __all__ = ["MemoryErasureStore"]
 
@@ -28,7 +28,7 @@ class MemoryErasureStore:
         if chat_ids is None:
             for field in [f for f in record if f.startswith("c:")]:
                 del record[field]
-        for field in ["*"] if chat_ids is None else [scope_field(c) for c in chat_ids]:
+        for field in erased_fields(chat_ids):
             record[field] = count
         return count
 

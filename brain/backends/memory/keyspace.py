@@ -27,8 +27,8 @@ class Keyspace:
     def check(self, user_id: str | bytes | None = None) -> None:
         """`ErasedError` when the held ticket (of `user_id`, when the store knows whose write it is) is older
         than an erasure of what it is for: what a fenced script does on Redis."""
-        held = fence.current()
-        if held is None or (user_id is not None and not held.covers(user_id)):
+        held = fence.applying(user_id)
+        if held is None:
             return
         record = self.erasures.get(raw_id(held.user_id), {})
         if any(record.get(field, 0) > held.epoch for field in held.fields):

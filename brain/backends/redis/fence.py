@@ -17,9 +17,9 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 
 from brain.backends.redis.client import RedisClient
-from brain.keys import erasure_key, fence_key, namespace_base, raw_id, scope_field
+from brain.keys import erasure_key, fence_key, namespace_base, raw_id
 from brain.storage import fence
-from brain.storage.fence import Ticket
+from brain.storage.fence import Ticket, erased_fields
 from brain.telemetry import TracedScript
 
 __all__ = ["PRELUDE", "RUN", "Fencing", "RedisErasureStore", "fenced"]
@@ -91,8 +91,8 @@ class Fencing:
     def ticket_parts(self, base: str, user_id: str | bytes | None = None) -> tuple[list[str], list[Any]]:
         """The key and arguments that put a write to namespace `base` (of `user_id`, when the store knows
         it) behind the held ticket; a write outside any ticket, or for another user, is not checked."""
-        held = fence.current()
-        if held is None or (user_id is not None and not held.covers(user_id)):
+        held = fence.applying(user_id)
+        if held is None:
             return [fence_key(base)], [-1, 0]
         record = fence_key(base) if self.cluster else erasure_key(self.prefix, held.user_id)
         return [record], [held.epoch, len(held.fields), *held.fields]
@@ -139,7 +139,7 @@ class RedisErasureStore:
         return latest if latest > ticket.epoch else 0
 
     async def begin(self, user_id: str | bytes, chat_ids: Sequence[str | bytes] | None = None) -> int:
-        fields = ["*"] if chat_ids is None else [scope_field(c) for c in chat_ids]
+        fields = erased_fields(chat_ids)
         return int(await self._begin(keys=[erasure_key(self.prefix, user_id)], args=fields))
 
     async def fence(
@@ -148,7 +148,7 @@ class RedisErasureStore:
         raw_id(user_id, "user_id")
         if not self.cluster or not bases:
             return 0
-        fields = ["*"] if chat_ids is None else [scope_field(c) for c in chat_ids]
+        fields = erased_fields(chat_ids)
         for base in sorted(set(bases)):  # one slot per call
             await self._fence(keys=[fence_key(base)], args=[epoch, self.fence_seconds * 1000, *fields])
         return len(set(bases))
