@@ -98,7 +98,7 @@ class FactBlock(MemoryBlock):
             reply = await self.llm.complete(render_condense(facts, self.max_facts), json_schema=FACT_LIST)
             condensed = list(dict.fromkeys(f.text for f in parse_facts(reply.content or "")))
         except LLMError as exc:
-            _log.warning("condensing %d facts failed; keeping them all: %s", len(facts), exc)
+            _log.warning("condensing %d facts failed; keeping them all: %s", len(facts), type(exc).__name__)
             return facts
         if not condensed or len(condensed) > self.max_facts:
             _log.warning(

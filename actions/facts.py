@@ -1,8 +1,9 @@
 """Fact extraction and reconciliation: the two LLM tasks of fact memory. Prompts and parsing are pure.
 
 Extraction reads a batch of turns and returns the facts worth keeping, in the user's language. Parsing is
-tolerant of code fences and chatty prefixes, strict about the result: a reply with no usable JSON is an
-`LLMError` (the batch stays pending), never "no facts".
+tolerant of how the JSON is written (`brain.llm.json_reply`: code fences, prose around it, trailing
+commas, single quotes, Python literals), strict about the result: a reply with no usable JSON is a
+`MalformedReplyError` (the batch stays pending, and counts a try), never "no facts".
 
 Reconciliation sees the related facts we already hold under small integer ids (never our real ids) and
 says, per new fact, ADD, UPDATE (an existing fact, rewritten), DELETE (an existing fact that stopped being
@@ -11,15 +12,14 @@ true) or NONE. An id the model invents is rejected, never applied.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from brain.errors import LLMError
+from brain.errors import MalformedReplyError
+from brain.llm.json_reply import excerpt, json_object
 from brain.llm.protocol import ChatMessage, JsonSchema
 
 __all__ = [
@@ -133,43 +133,34 @@ def render_extract(
 
 
 def parse_summary(reply: str) -> str:
-    """The `"summary"` of a combined extraction reply; `LLMError` when it is missing or empty."""
+    """The `"summary"` of a combined extraction reply; `MalformedReplyError` when it is missing or empty."""
     summary = parse_json_object(reply).get("summary")
     if not isinstance(summary, str) or not summary.strip():
-        raise LLMError(f'expected a non-empty "summary", got {reply[:120]!r}')
+        raise MalformedReplyError(f'expected a non-empty "summary", got {excerpt(reply)}')
     return summary.strip()
 
 
 def parse_json_object(reply: str) -> dict[str, Any]:
-    """The first JSON object in `reply` (inside code fences or after a chatty prefix); `LLMError` if none."""
-    text = reply.strip()
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, re.DOTALL)
-    candidates = [fenced.group(1)] if fenced else []
-    candidates.append(text)
-    decoder = json.JSONDecoder()
-    for candidate in candidates:
-        for match in re.finditer(r"\{", candidate):
-            try:
-                value, _ = decoder.raw_decode(candidate, match.start())
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                return value
-    raise LLMError(f"expected a JSON object, got {reply[:120]!r}")
+    """The JSON object in `reply`, read tolerantly (`brain.llm.json_reply.json_object`);
+    `MalformedReplyError` saying what came back when there is none."""
+    try:
+        return json_object(reply)
+    except ValueError as exc:
+        raise MalformedReplyError(str(exc)) from None
 
 
 def parse_facts(reply: str) -> list[NewFact]:
-    """`{"facts": [...]}` (items may be plain strings); `LLMError` when the shape is wrong."""
+    """`{"facts": [...]}` (items may be plain strings); `MalformedReplyError` when the shape is wrong."""
     data = parse_json_object(reply)
     items = data.get("facts")
     if not isinstance(items, list):
-        raise LLMError(f'expected {{"facts": [...]}}, got {reply[:120]!r}')
+        raise MalformedReplyError(f'expected {{"facts": [...]}}, got {excerpt(reply)}')
     facts = []
     for item in items:
         if isinstance(item, str):
             item = {"text": item}
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
-            raise LLMError(f"a fact must have text, got {str(item)[:80]!r}")
+            raise MalformedReplyError(f"a fact must have text, got {excerpt(item, 80)}")
         category = item.get("category") if item.get("category") in CATEGORIES else "misc"
         valid_at = item.get("valid_at") if isinstance(item.get("valid_at"), str) else None
         facts.append(NewFact(text=item["text"].strip(), category=str(category), valid_at=valid_at))
@@ -200,16 +191,17 @@ def parse_decisions(
     reply: str, existing_ids: Sequence[str], new: Sequence[NewFact]
 ) -> tuple[list[Decision], list[str]]:
     """Decisions with real ids, and complaints about entries that were rejected (an invented or missing id,
-    an unknown event, no text): those are logged, never applied. `LLMError` when there is no JSON list."""
+    an unknown event, no text): those are logged, never applied. `MalformedReplyError` when there is no
+    JSON list."""
     data = parse_json_object(reply)
     items = data.get("memory")
     if not isinstance(items, list):
-        raise LLMError(f'expected {{"memory": [...]}}, got {reply[:120]!r}')
+        raise MalformedReplyError(f'expected {{"memory": [...]}}, got {excerpt(reply)}')
     decisions: list[Decision] = []
     rejected: list[str] = []
     for item in items:
         if not isinstance(item, dict):
-            rejected.append(f"not an object: {str(item)[:60]!r}")
+            rejected.append(f"not an object: {excerpt(item, 60)}")
             continue
         event = str(item.get("event", "")).upper()
         number = item.get("new")

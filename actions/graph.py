@@ -3,19 +3,20 @@
 Extraction reads a batch of turns and calls `record_graph` once with the entities and the relations between
 them. A contradiction check, only when a new relation has the same source and relation as a current one
 with another target, shows those under small integer ids and the model calls `retire_relations`.
-Malformed arguments (or no call at all) are an `LLMError`: the batch stays pending, nothing is applied.
+Malformed arguments (or no call at all) are a `MalformedReplyError`: the batch stays pending (and counts a
+try), nothing is applied. Arguments are read tolerantly (`brain.llm.json_reply`), their shape strictly.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from brain.errors import LLMError
+from brain.errors import MalformedReplyError
+from brain.llm.json_reply import excerpt, json_value
 from brain.llm.protocol import ChatMessage, Completion, ToolSpec
 
 __all__ = [
@@ -142,24 +143,27 @@ def render_check(existing: Sequence[str], new: Sequence[str]) -> list[ChatMessag
 def _arguments(reply: Completion, tool: str) -> dict[str, Any]:
     calls = [c for c in reply.tool_calls if c.name == tool]
     if not calls:
-        raise LLMError(f"{reply.model}: expected a {tool} call, got {'text' if reply.content else 'nothing'}")
+        got = f"text {excerpt(reply.content)}" if reply.content else "nothing"
+        raise MalformedReplyError(f"{reply.model}: expected a {tool} call, got {got}")
     try:
-        arguments = json.loads(calls[0].arguments or "{}")
+        arguments = json_value(calls[0].arguments or "{}")
     except ValueError as exc:
-        raise LLMError(f"{reply.model}: malformed {tool} arguments: {exc}") from exc
+        raise MalformedReplyError(f"{reply.model}: malformed {tool} arguments: {exc}") from None
     if not isinstance(arguments, dict):
-        raise LLMError(f"{reply.model}: {tool} arguments are not an object")
+        raise MalformedReplyError(f"{reply.model}: {tool} arguments are not an object: {excerpt(arguments)}")
     return arguments
 
 
 def parse_extracted(reply: Completion, max_entities: int, max_relations: int) -> tuple[Extracted, int]:
     """The entities and relations of a `record_graph` call, cut to the caps; and how many were cut."""
+    arguments = _arguments(reply, RECORD_GRAPH.name)
     try:
-        extracted = Extracted.model_validate(_arguments(reply, RECORD_GRAPH.name))
+        extracted = Extracted.model_validate(arguments)
     except ValidationError as exc:
-        raise LLMError(
-            f"{reply.model}: malformed record_graph arguments: {exc.error_count()} errors"
-        ) from exc
+        raise MalformedReplyError(
+            f"{reply.model}: malformed record_graph arguments ({exc.error_count()} errors): "
+            f"{excerpt(arguments)}"
+        ) from None
     cut = max(len(extracted.entities) - max_entities, 0) + max(len(extracted.relations) - max_relations, 0)
     capped = Extracted(
         entities=extracted.entities[:max_entities], relations=extracted.relations[:max_relations]
@@ -169,10 +173,12 @@ def parse_extracted(reply: Completion, max_entities: int, max_relations: int) ->
 
 def parse_retired(reply: Completion, count: int) -> tuple[list[int], str]:
     """The ids (among 0..count-1) a `retire_relations` call names, and its reason; an id out of range is an
-    `LLMError` (never applied to a relation the model was not shown)."""
+    `MalformedReplyError` (never applied to a relation the model was not shown)."""
     arguments = _arguments(reply, RETIRE_RELATIONS.name)
     ids = arguments.get("ids")
     if not isinstance(ids, list) or any(type(i) is not int or not 0 <= i < count for i in ids):
-        raise LLMError(f"{reply.model}: retire_relations names ids outside 0..{count - 1}: {ids!r}")
+        raise MalformedReplyError(
+            f"{reply.model}: retire_relations names ids outside 0..{count - 1}: {excerpt(ids, 80)}"
+        )
     reason = arguments.get("reason")
     return sorted(set(ids)), reason if isinstance(reason, str) else ""

@@ -1,6 +1,7 @@
 """IsRelated and Rewrite: does a new message depend on the conversation so far, and what does it mean in it.
 
-Parsing is strict: an answer that is not exactly TRUE/FALSE (or the JSON asked for) is an `LLMError`.
+Parsing is strict about what is said, tolerant of how (`brain.llm.json_reply`): an answer that is not
+exactly TRUE/FALSE (or the JSON asked for) is a `MalformedReplyError` that says what came back.
 Cheap lexical checks, pure and in English and Chinese, spare the LLM call where they can:
 `may_refer` (does the message point back: it, that, there, 那里, 它, "what about", ...呢; see
 `actions.pointers`) gates the rewrite of every turn; `clearly_unrelated` (no pointer and no shared content
@@ -9,13 +10,12 @@ word) gates `is_related`; a rewrite that invents what the conversation does not 
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
 
 from actions.base import Action, ActionContext, transcript
 from actions.pointers import faithful, points_back
-from brain.errors import LLMError
+from brain.errors import LLMError, MalformedReplyError
+from brain.llm.json_reply import excerpt, json_value
 from brain.llm.protocol import LLM, ChatMessage, JsonSchema
 from brain.message import Message, speaker
 from brain.search.analysis import terms
@@ -75,10 +75,11 @@ def render_is_related(context: str, text: str) -> list[ChatMessage]:
 
 
 def parse_verdict(reply: str) -> bool:
-    """Exactly TRUE or FALSE (any case, optional quotes or full stop); anything else is an `LLMError`."""
+    """Exactly TRUE or FALSE (any case, optional quotes or full stop); anything else is a
+    `MalformedReplyError`."""
     word = reply.strip().strip("\"'`*").rstrip(".").strip().upper()
     if word not in {"TRUE", "FALSE"}:
-        raise LLMError(f"expected TRUE or FALSE, got {reply[:80]!r}")
+        raise MalformedReplyError(f"expected TRUE or FALSE, got {excerpt(reply, 80)}")
     return word == "TRUE"
 
 
@@ -104,22 +105,19 @@ def render_relate_and_rewrite(sentence: str, context: str) -> list[ChatMessage]:
 
 
 def parse_relate_and_rewrite(reply: str) -> tuple[bool, str | None]:
-    """Strict: a JSON object with boolean `related` and, when related, a non-empty string `rewritten`."""
-    text = reply.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
-    if fenced:
-        text = fenced.group(1)
+    """Strict about the result: a JSON object (however it is written, `json_value`) with boolean
+    `related` and, when related, a non-empty string `rewritten`; else a `MalformedReplyError`."""
     try:
-        data = json.loads(text)
+        data = json_value(reply)
     except ValueError as exc:
-        raise LLMError(f"expected a JSON object, got {reply[:80]!r}") from exc
+        raise MalformedReplyError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("related"), bool):
-        raise LLMError(f'expected {{"related": true|false, ...}}, got {reply[:80]!r}')
+        raise MalformedReplyError(f'expected {{"related": true|false, ...}}, got {excerpt(reply, 80)}')
     if not data["related"]:
         return False, None
     rewritten = data.get("rewritten")
     if not isinstance(rewritten, str) or not rewritten.strip():
-        raise LLMError(f"related, but no rewritten message in {reply[:80]!r}")
+        raise MalformedReplyError(f"related, but no rewritten message in {excerpt(reply, 80)}")
     return True, rewritten.strip()
 
 
@@ -136,7 +134,7 @@ async def rewrite(llm: LLM, sentence: str, context: str) -> str:
     reply = await llm.complete(render_rewrite(sentence, context))
     text = (reply.content or "").strip()
     if not text:
-        raise LLMError(f"{llm.model}: the rewrite came back empty")
+        raise MalformedReplyError(f"{llm.model}: the rewrite came back empty")
     return text
 
 

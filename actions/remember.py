@@ -23,6 +23,7 @@ from actions.facts import (
     render_reconcile,
 )
 from brain.errors import ConflictError
+from brain.keys import log_tag
 from brain.llm.protocol import LLM
 from brain.memory.facts import Fact, FactMemory, fact_hash
 from brain.message import Message, speaker
@@ -132,8 +133,10 @@ async def _remember(
         )
         calls, tokens = calls + 1, tokens + reply.usage.prompt_tokens
         decisions, rejected = parse_decisions(reply.content or "", [f.id for f in existing], fresh)
-        for complaint in rejected:
-            _log.warning("fact reconciliation for %r: rejected a decision: %s", user_id, complaint)
+        if rejected:  # what the model said is the user's: never in a log line (one process serves many)
+            _log.warning(
+                "fact reconciliation for %s: rejected %d decision(s)", log_tag(user_id), len(rejected)
+            )
         for d in decisions:
             new = NewFact(text=d.text, category=d.category)
             if d.event == "ADD":

@@ -9,6 +9,8 @@ __all__ = [
     "ErasedError",
     "InputError",
     "LLMError",
+    "LLMTimeoutError",
+    "MalformedReplyError",
     "NotFoundError",
     "StoreError",
     "TooLargeError",
@@ -26,6 +28,19 @@ class ConfigError(BrainError):
 
 class LLMError(BrainError):
     """An LLM call failed after its retries, or its reply was empty or malformed."""
+
+
+class LLMTimeoutError(LLMError):
+    """The model did not answer within its deadline (`llm.timeout`, `llm.first_token_timeout`,
+    `llm.chunk_timeout`); nothing of the reply was kept."""
+
+
+class MalformedReplyError(LLMError):
+    """The model answered, but not with what was asked: no JSON (or not the shape asked for) where JSON
+    was asked for, no tool call where one was required, an empty reply. Asking again with the same input
+    may well fail the same way, so a fact batch counts these toward `memory.facts.max_attempts`; a failure
+    to get an answer at all (unreachable endpoint, HTTP error, timeout) is a plain `LLMError` and is
+    retried for as long as it lasts."""
 
 
 class StoreError(BrainError):

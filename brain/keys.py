@@ -16,6 +16,7 @@ match a glob, or collide with another tenant's keys. Each namespace is one hash 
   copy in every erased namespace's own slot: `<namespace>:fence`
 - API keys of the service (records by id, ids by secret digest): `P:{apikeys}:<part>`, and each key's
   request counter per rate window: `P:{rate.<key id>}:<window>`
+- the fact queue of the deployment (its stream, its dead letters, each chat's tries): `P:{queue}:facts...`
 
 An encoded id starts with `b` or `h` and never contains `.`, so the tags of different kinds, users and chats
 cannot meet, and `user_patterns` finds exactly one user's keys with a SCAN.
@@ -44,13 +45,17 @@ __all__ = [
     "core_key",
     "encode_id",
     "erasure_key",
+    "fact_dead_letters_key",
     "fact_queue_key",
+    "fact_tries_key",
     "facts_base",
     "fence_key",
     "graph_base",
     "legacy_recall_base",
+    "log_tag",
     "namespace_base",
     "procedures_base",
+    "queue_chat_field",
     "rate_key",
     "raw_id",
     "readable_id",
@@ -82,15 +87,20 @@ def raw_id(value: str | bytes, what: str = "id") -> bytes:
 
 
 def check_id(value: str, what: str = "id") -> str:
-    """An id as a person types it (a command-line option): `raw_id`'s rules, and neither blank, nor padded
-    with whitespace, nor holding a control or invisible character. Returns it; `InputError` naming `what`."""
-    raw_id(value, what)
+    """An id as a person or a request names it (a command-line option, a URL path, a tool argument): 1 to 256
+    characters, neither blank nor padded with whitespace, without '/' (ids are URL path segments) and without
+    control, invisible or lone surrogate characters: every id made so can be named again everywhere. Returns
+    it; `InputError` naming `what` (never echoing the value). Pure."""
+    if not isinstance(value, str):
+        raise InputError(f"{what} must be a string, not {type(value).__name__}")
     if not value.strip():
-        raise InputError(f"{what} must not be blank, got {value!r}")
+        raise InputError(f"{what} must not be blank")
     if value != value.strip():
-        raise InputError(f"{what} must not start or end with whitespace, got {value!r}")
+        raise InputError(f"{what} must not start or end with whitespace")
+    if len(value) > 256 or "/" in value:
+        raise InputError(f"{what} must be at most 256 characters and hold no '/' (ids are URL path segments)")
     if not value.isprintable():
-        raise InputError(f"{what} must not hold control or invisible characters, got {value!r}")
+        raise InputError(f"{what} must not hold control or invisible characters or lone surrogates")
     return value
 
 
@@ -228,6 +238,34 @@ def procedures_base(prefix: str, agent: str | bytes) -> str:
 def fact_queue_key(prefix: str) -> str:
     """The stream of turns waiting for fact extraction (one per deployment, read by a consumer group)."""
     return f"{prefix}:{{queue}}:facts"
+
+
+def fact_dead_letters_key(prefix: str) -> str:
+    """The hash of the fact queue's dead letters: dead letter id -> its record (who, which turns, why, when,
+    after how many tries). In the queue stream's slot: a batch is parked and its entries acknowledged in
+    one script."""
+    return f"{fact_queue_key(prefix)}:dead"
+
+
+def fact_tries_key(prefix: str) -> str:
+    """The hash of how many times each chat's pending batch failed with a malformed reply
+    (`queue_chat_field` -> count), in the queue stream's slot."""
+    return f"{fact_queue_key(prefix)}:tries"
+
+
+def queue_chat_field(user_id: str | bytes, chat_id: str | bytes | None = None) -> str:
+    """A chat's field in the fact queue's per-chat hashes: `<user digest>.<chat digest>`, content-free (it
+    spells neither id). With no `chat_id`, the prefix every field of the user's chats starts with (for
+    HSCAN MATCH `<prefix>*`: digests are hex, never glob characters). Pure."""
+    user = _digest(raw_id(user_id, "user_id")) + "."
+    return user if chat_id is None else user + _digest(raw_id(chat_id, "chat_id"))
+
+
+def log_tag(user_id: str | bytes, chat_id: str | bytes | None = None) -> str:
+    """A short, content-free name of a user (and chat) for log lines: `u<digest>` or `u<digest>/c<digest>`,
+    12 hex digits each, the same in every process; never the ids themselves. Pure."""
+    user = "u" + _digest(raw_id(user_id, "user_id"))[:12]
+    return user if chat_id is None else f"{user}/c{_digest(raw_id(chat_id, 'chat_id'))[:12]}"
 
 
 def api_keys_base(prefix: str) -> str:

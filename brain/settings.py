@@ -9,6 +9,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from brain.keys import check_id
+
 __all__ = [
     "BlockSettings",
     "FactSettings",
@@ -37,7 +39,13 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     api_version: str | None = None
-    timeout: float = Field(60.0, gt=0)
+    timeout: float = Field(
+        60.0, gt=0, description="seconds for a whole reply that is not streamed, retries included"
+    )
+    first_token_timeout: float = Field(
+        30.0, gt=0, description="seconds until a streamed reply's first chunk, retries included"
+    )
+    chunk_timeout: float = Field(15.0, gt=0, description="seconds a streamed reply may pause between chunks")
     max_retries: int = Field(3, ge=0, le=10)
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, gt=0)
@@ -117,6 +125,12 @@ class FactSettings(BaseModel):
     in_process_worker: bool = True
     concurrency: int = Field(8, ge=1, le=256)
     drain_seconds: float = Field(10.0, ge=0)
+    max_attempts: int = Field(
+        3,
+        ge=1,
+        le=100,
+        description="tries of a batch whose reply is malformed before it is parked as a dead letter",
+    )
 
 
 class GraphSettings(BaseModel):
@@ -225,6 +239,11 @@ class ServeSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65_535)
     max_body_bytes: int = Field(4_194_304, ge=1_024)
+    header_timeout: float = Field(
+        10.0, gt=0, description="seconds a client has to send a request's headers, from its first byte"
+    )
+    body_timeout: float = Field(30.0, gt=0, description="seconds a client has to send a request's body")
+    keepalive_timeout: int = Field(5, ge=1, description="seconds an idle keep-alive connection stays")
     rate_limit: int = Field(600, ge=0, description="requests per key per rate window; 0 = no limit")
     rate_window_seconds: int = Field(60, ge=1, le=86_400)
     auth_failure_limit: int = Field(
@@ -233,6 +252,11 @@ class ServeSettings(BaseModel):
     mcp_user: str = Field("local", min_length=1, description="whose memory `brain mcp` serves over stdio")
     mcp_agent: str | None = None
     mcp_chat: str = Field("mcp", min_length=1, description="the chat `converse` talks in by default")
+
+    @field_validator("mcp_user", "mcp_agent", "mcp_chat")
+    @classmethod
+    def _check_ids(cls, value: str | None) -> str | None:
+        return value if value is None else check_id(value, "the id")
 
 
 class TelemetrySettings(BaseModel):

@@ -19,8 +19,7 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from brain.errors import InputError
-from brain.keys import raw_id
+from brain.keys import check_id, raw_id
 from brain.memory.facts import AuditEvent, Fact
 
 __all__ = [
@@ -102,16 +101,25 @@ def erases_fact(scope: Scope, fact: Fact) -> bool:
 
 
 def storage_chat(scope: Scope, chat_id: str) -> str:
-    """The stored id of the scope's chat `chat_id` (as a request names it). `InputError` for an id no request
-    path could name again: empty, blank or padded, over 256 characters, holding `/`, a control character or
-    a lone surrogate (every chat a request creates, a request can reach)."""
-    if not isinstance(chat_id, str) or not chat_id.strip() or chat_id != chat_id.strip():
-        raise InputError("chat_id must be a non-blank string without leading or trailing spaces")
-    if not _plain(chat_id):
-        raise InputError("chat_id holds a control character or a lone surrogate")
-    if "/" in chat_id or len(chat_id) > 256:
-        raise InputError("chat_id must be at most 256 characters and hold no '/' (it is part of URL paths)")
+    """The stored id of the scope's chat `chat_id` (as a request names it). `InputError` for an id outside
+    `brain.keys.check_id`'s grammar (every chat a request creates, a request can reach)."""
+    check_id(chat_id, "chat_id")
     return chat_id if scope.agent is None else f"{AGENT_CHAT}{scope.agent}{_SEP}{chat_id}"
+
+
+def check_new_chat(user_id: str | bytes, chat_id: str | bytes) -> None:
+    """The ids of a chat about to be written through the Python API (a turn, added turns or knowledge, an
+    archived message, an import): a str user id follows `brain.keys.check_id`; a str chat id too, or is an
+    agent's stored chat id whose agent and chat do. Bytes ids (MetaGPT's keys) are opaque: the store checks
+    their type and size. `InputError` naming the id; reading and erasing take any stored id."""
+    if isinstance(user_id, str):
+        check_id(user_id, "user_id")
+    if not isinstance(chat_id, str):
+        return
+    owner = agent_chat(chat_id) if chat_id.startswith(AGENT_CHAT) else None
+    if owner is not None:
+        check_id(owner[0], "agent")
+    check_id(owner[1] if owner is not None else chat_id, "chat_id")
 
 
 def request_chat(scope: Scope, stored: str | bytes) -> str | None:

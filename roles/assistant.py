@@ -24,6 +24,7 @@ from brain.memory.transfer import ConversationExport
 from brain.message import Message
 from brain.progress import Progress
 from brain.runtime import Runtime, open_runtime
+from brain.search.documents import LoadResult
 from brain.settings import Settings
 from brain.storage.conversation import Conversation
 from roles.context import Context, ContextLLM
@@ -227,6 +228,13 @@ class Assistant(Role):
 
     async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
         await (await self._ops()).add_knowledge(user_id, chat_id, text)
+
+    async def archive(self, user_id: str, chat_id: str, text: str, *, named: str | None = None) -> LoadResult:
+        return await (await self._ops()).archive(user_id, chat_id, text, named=named)
+
+    async def fits(self, text: str) -> bool:
+        """Whether a message of `text` fits the model's context window (else `chat` refuses it)."""
+        return (await self.ready()).fits(text)
 
     async def summarize_now(self, user_id: str, chat_id: str) -> str:
         return await (await self._ops()).summarize_now(user_id, chat_id)

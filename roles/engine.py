@@ -38,7 +38,7 @@ from brain.search.analysis import searchable
 from brain.storage import fence
 from brain.storage.conversation import Conversation
 from brain.storage.facts import Fact
-from roles.access import agent_of, agent_sees
+from roles.access import agent_of, agent_sees, check_new_chat
 from roles.locks import KeyedLocks
 from roles.modes.brain import BrainMode
 from roles.skills import Skills
@@ -149,12 +149,21 @@ class TurnEngine:
 
     async def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
         """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text."""
+        check_new_chat(user_id, chat_id)
         Conversation(user_id, chat_id)
         text = check_text(text, self.memory_settings.max_message_bytes)
         self.check_fits(text)
         async with self.chat_memory(user_id, chat_id, pending=text) as memory:  # saved at once: a crash or
             async for piece in self._turn(memory):  # a failed call keeps it pending
                 yield piece
+
+    def fits(self, text: str) -> bool:
+        """Whether a message of `text` can be answered (`check_fits` would not refuse it)."""
+        try:
+            self.check_fits(text)
+        except TooLargeError:
+            return False
+        return True
 
     def check_fits(self, text: str) -> None:
         """`TooLargeError` (nothing stored, nothing sent) for a message that cannot fit the model's context

@@ -4,6 +4,11 @@
 `brain worker` runs the same loop as its own process, on as many machines as needed. A chat's turns are
 applied in order and only once (a per-chat progress marker); a worker that dies leaves its entries pending
 and another reclaims them after `memory.facts.reclaim_seconds`.
+
+A batch the model answers unusably (`MalformedReplyError`) counts a try of the chat in the store
+(`FactQueue.tried`: every worker and restart sees it); at `memory.facts.max_attempts` its entries are parked
+as a dead letter saying what came back (`brain worker status|retry`). Failing to get an answer at all counts
+nothing. Logs name a chat by `brain.keys.log_tag` and an error by its class, never ids or replies.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from actions.remember import RememberReport, remember
 from actions.remember_graph import remember_graph
 from actions.summarizer import Summarizer
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, ConflictError, ErasedError
+from brain.errors import BrainError, ConfigError, ConflictError, ErasedError, MalformedReplyError
+from brain.keys import log_tag
 from brain.llm.batching import cut
 from brain.llm.usage import SummaryStats, spending
 from brain.memory.brain_memory import BrainMemory
@@ -48,6 +54,7 @@ class WorkerReport(BaseModel):
     turns: int = 0  # turns of the batches recorded done, those before a chat's failed batch included
     calls: int = 0  # completions the memory model made meanwhile, those of failed batches included
     failed: int = 0  # chats left pending after an error (retried later)
+    parked: int = 0  # chats whose entries were parked as dead letters (malformed replies, tries spent)
 
 
 @dataclass
@@ -56,6 +63,7 @@ class _Tally:
 
     turns: int = 0
     calls: int = 0  # chat calls made (those of failed batches included)
+    parked: int = 0
 
 
 @dataclass
@@ -107,7 +115,7 @@ class FactWorker:
                     with fence.holding(await self.tiers.backend.erasure.ticket(*chat)):
                         return await self._apply_counted(chat, group, tally)
                 except ErasedError:  # the chat or its user was erased meanwhile: nothing left to do
-                    _log.info("fact extraction for %r/%r dropped: erased meanwhile", *chat)
+                    _log.info("fact extraction for %s dropped: erased meanwhile", log_tag(*chat))
                     return True
 
         results = await asyncio.gather(*(apply(chat, group) for chat, group in groups))
@@ -122,28 +130,49 @@ class FactWorker:
             turns=tally.turns,
             calls=tally.calls,
             failed=len(groups) - len(applied),
+            parked=tally.parked,
         )
 
     async def _apply_counted(
         self, chat: tuple[str | bytes, str | bytes], group: list[QueueEntry], tally: _Tally
     ) -> bool:
         """Apply one chat's entries, counting what it spent (a failed batch spent its calls too); False
-        when it failed and stays pending for a retry."""
+        when it failed and stays pending for a retry (True when it was parked instead)."""
         with spending() as spent:
             try:
                 with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
                     await self._apply(*chat, max(e.upto for e in group), tally)
-                    return True
+                await self.tiers.fact_queue.untried(*chat)
+                return True
             except ErasedError:
                 raise
+            except MalformedReplyError as exc:
+                telemetry.count_error("facts.batch")
+                return await self._malformed(chat, group, exc, tally)
             except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
                 telemetry.count_error("facts.batch")
-                _log.warning("fact extraction for %r/%r failed, will retry: %s", *chat, exc)
+                tag, kind = log_tag(*chat), type(exc).__name__
+                _log.warning("fact extraction for %s failed (%s); will retry", tag, kind)
                 return False
             finally:
                 tally.calls += spent.calls_of("chat", "stream")
                 usage = self.runtime.backend.usage if self.runtime.backend is not None else None
                 await record_spending(usage, *chat, spent)
+
+    async def _malformed(
+        self, chat: tuple[str | bytes, str | bytes], group: list[QueueEntry], exc: BrainError, tally: _Tally
+    ) -> bool:
+        """One more try of the chat's batch counted; at `max_attempts`, its entries parked as a dead letter
+        (the error, which says what came back, as its reason) and True; else False (left pending)."""
+        queue, most, tag = self.tiers.fact_queue, self.settings.max_attempts, log_tag(*chat)
+        tries = await queue.tried(*chat)
+        if tries < most:
+            _log.warning("fact extraction for %s: malformed reply (try %d of %d)", tag, tries, most)
+            return False
+        letter = await queue.park(group, str(exc), tries)
+        tally.parked += 1
+        _log.warning("fact extraction for %s: malformed reply %d times; parked as %s", tag, tries, letter.id)
+        return True
 
     def _due(self, held: _Held, now: float) -> bool:
         settings, uptos = self.settings, [e.upto for e in held.entries]

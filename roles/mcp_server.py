@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from brain import __version__
 from brain.errors import BrainError
+from roles.failures import answer, invalid_fields
 from roles.service import MemoryService, NewMessage, Scope, as_of_time
 
 __all__ = ["build_mcp"]
@@ -52,7 +54,16 @@ class _StrictServer(MCPServer):
         if unknown:
             listed = ", ".join(sorted(self.takes[name])) or "none"
             raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))} (it takes: {listed})")
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            # the SDK's text quotes the arguments it refused; say what is wrong where, as a 422 does
+            wrong = "; ".join(
+                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in invalid_fields(exc.__cause__.errors())
+            )
+            raise ToolError(f"{name}: invalid arguments: {wrong}") from None
 
 
 def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_chat: str = "mcp") -> MCPServer:
@@ -63,8 +74,8 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
     async def run(call: Any) -> Any:
         try:
             return _dump(await call)
-        except BrainError as exc:
-            raise ToolError(str(exc)) from exc
+        except BrainError as exc:  # what a 4xx would say; a 5xx's reason and request id (details: logs)
+            raise ToolError(answer(exc)[1]["detail"]) from exc
 
     @server.tool()
     async def add_memory(
@@ -114,11 +125,20 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
         return fact
 
     @server.tool()
-    async def converse(text: str, chat_id: str | None = None) -> str:
-        """Say something to the assistant that owns this memory; its answer."""
+    async def converse(
+        text: str, chat_id: str | None = None, oversize: Literal["refuse", "archive"] = "refuse"
+    ) -> str:
+        """Say something to the assistant that owns this memory; its answer. A text too long for the model
+        is refused, or with `oversize="archive"` stored in archival memory instead (nothing answered)."""
+        chat = default_chat if chat_id is None else chat_id
 
         async def answer() -> str:
-            return "".join([p async for p in service.converse(scope(), chat_id or default_chat, text)])
+            if oversize == "archive" and not await service.fits(text):
+                stored = await service.archive(scope(), chat, text)
+                return (
+                    f"stored in archival memory as {stored.passages} passages ({stored.source}), not answered"
+                )
+            return "".join([p async for p in service.converse(scope(), chat, text)])
 
         reply: str = await run(answer())
         return reply

@@ -4,6 +4,7 @@ part (recall indexing, block memory)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 from actions.title import make_title
@@ -13,7 +14,10 @@ from brain.memory.erasure import ErasureReport, erase_chat, erase_user
 from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
 from brain.message import Message, check_text, speaker
 from brain.progress import Progress
+from brain.search.documents import LoadResult, load_document
+from brain.storage import fence
 from brain.storage.conversation import Conversation
+from roles.access import check_new_chat
 from roles.engine import TurnEngine
 
 __all__ = ["ChatOperations"]
@@ -54,6 +58,7 @@ class ChatOperations:
         """Store turns said elsewhere (a transcript, a note), answering nothing: they join the chat, its
         recall memory, and the queue for fact extraction. Appends are idempotent by message id; returns how
         many turns the chat has now. Every text is checked before anything is written."""
+        check_new_chat(user_id, chat_id)
         if not messages:
             raise InputError("there are no messages to add")
         for message in messages:
@@ -69,10 +74,29 @@ class ChatOperations:
             return memory.turn_count
 
     async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:
+        check_new_chat(user_id, chat_id)
         text = check_text(text, self.memory_settings.max_message_bytes, "knowledge")
         async with self.engine.chat_memory(user_id, chat_id) as memory:
             memory.add_knowledge(Message(content=text.strip(), sent_from="user"))
             await memory.dumps()
+
+    async def archive(self, user_id: str, chat_id: str, text: str, *, named: str | None = None) -> LoadResult:
+        """Store `text` in the user's archival memory (passages every chat of the user can search) instead
+        of sending it: what a message too long for the model becomes when its sender asks. Its source names
+        the chat (as `named`, default `chat_id`) and the text's digest (the same text again adds nothing).
+        No LLM call but embeddings."""
+        check_new_chat(user_id, chat_id)
+        text = check_text(text, self.memory_settings.max_message_bytes)
+        tiers = self.engine.tiers
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        with fence.holding(await tiers.backend.erasure.ticket(user_id)):
+            return await load_document(
+                tiers.archival(user_id),
+                f"message {digest} in chat {named or chat_id}",
+                text,
+                self.runtime.tokenizer,
+                embed=tiers.embed,
+            )
 
     async def summarize_now(self, user_id: str, chat_id: str) -> str:
         """Summarize the chat now (every unsummarized turn); the summary, "" for an empty chat."""
@@ -114,6 +138,7 @@ class ChatOperations:
     ) -> None:
         """Load an export into this empty chat (`ConflictError` when it has data); `progress` is told the
         turns written, then (tiered) the turns indexed for recall."""
+        check_new_chat(user_id, chat_id)
         async with self.engine.chat_memory(user_id, chat_id):
             await import_conversation(self.runtime.store, export, Conversation(user_id, chat_id), progress)
             memory = await self.engine.load_memory(user_id, chat_id)

@@ -37,8 +37,10 @@ from roles.modes.tiered import TieredMode
 
 __all__ = [
     "AddResult",
+    "Archived",
     "ChatInfo",
     "ChatView",
+    "DeadLetterView",
     "MemoryService",
     "NewMessage",
     "Scope",
@@ -55,7 +57,7 @@ def as_of_time(text: str) -> float:
     try:
         parsed = datetime.fromisoformat(text)
     except (TypeError, ValueError):
-        raise InputError(f"as of {text!r}: write an ISO date like 2026-05-01") from None
+        raise InputError("as_of must be an ISO date or time, like 2026-05-01") from None
     if len(text) <= 10:  # a whole day: as of its end
         parsed = parsed.replace(hour=23, minute=59, second=59)
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
@@ -118,6 +120,30 @@ class ChatView(BaseModel):
     chat: ChatInfo
     summary_upto: int
     turns: tuple[TurnView, ...]
+
+
+class Archived(BaseModel):
+    """A message stored in archival memory instead of being answered (too long for the model)."""
+
+    model_config = _FROZEN
+
+    chat_id: str
+    source: str
+    passages: int
+    unchanged: bool = False
+
+
+class DeadLetterView(BaseModel):
+    """Turns of one of the key's chats set aside after the model answered their fact extraction unusably."""
+
+    model_config = _FROZEN
+
+    id: str
+    chat_id: str
+    upto: int = Field(description="the chat's turns up to this one wait for fact extraction")
+    attempts: int
+    at: float = Field(description="when they were set aside (Unix time)")
+    reason: str = Field(description="what the model answered the last time, cut short")
 
 
 class MemoryService:
@@ -191,7 +217,7 @@ class MemoryService:
     async def get(self, scope: Scope, fact_id: str) -> Fact:
         fact = await self.tiers.facts.get(scope.user, fact_id)
         if fact is None or not sees(scope, fact):
-            raise NotFoundError(f"there is no memory {fact_id!r}")
+            raise NotFoundError("there is no memory with this memory_id")  # never echoed: it may be hostile
         return fact
 
     async def history(self, scope: Scope, fact_id: str | None = None) -> list[AuditEvent]:
@@ -218,7 +244,7 @@ class MemoryService:
         for an event it does not see, as for one that does not exist."""
         ticket = await self._ticket(scope)
         if not any(e.id == event_id for e in await self.history(scope)):
-            raise NotFoundError(f"there is no memory event {event_id!r}")
+            raise NotFoundError("there is no memory event with this event_id")
         with fence.holding(ticket):
             return await self.tiers.rollback(scope.user, event_id, actor=scope.actor)
 
@@ -244,7 +270,7 @@ class MemoryService:
         conv = Conversation(scope.user, storage_chat(scope, chat_id))
         state = await self.runtime.store.load(conv, window_turns=0, knowledge_items=0)
         if not state.exists:
-            raise NotFoundError(f"there is no chat {chat_id!r}")
+            raise NotFoundError("there is no chat with this chat_id")
         return state.meta
 
     async def chat(self, scope: Scope, chat_id: str, *, last: int = 100) -> ChatView:
@@ -270,6 +296,27 @@ class MemoryService:
         """One turn with the assistant in the scope's `chat_id`, streamed."""
         async for piece in self.assistant.chat_stream(scope.user, storage_chat(scope, chat_id), text):
             yield piece
+
+    async def dead_letters(self, scope: Scope, limit: int = 100) -> list[DeadLetterView]:
+        """The scope's chats whose new turns wait outside the fact queue (dead letters), oldest first."""
+        letters = await self.tiers.fact_queue.parked(limit=10_000, user_id=scope.user)
+        views = [
+            DeadLetterView(id=d.id, chat_id=chat, upto=d.upto, attempts=d.attempts, at=d.at, reason=d.reason)
+            for d in letters
+            if (chat := request_chat(scope, d.chat_id)) is not None
+        ]
+        return views[:limit]
+
+    async def fits(self, text: str) -> bool:
+        """Whether a message of `text` fits the model (else `converse` refuses it, 413)."""
+        return await self.assistant.fits(text)
+
+    async def archive(self, scope: Scope, chat_id: str, text: str) -> Archived:
+        """Store a message in the user's archival memory instead of answering it (see `Assistant.archive`)."""
+        loaded = await self.assistant.archive(scope.user, storage_chat(scope, chat_id), text, named=chat_id)
+        return Archived(
+            chat_id=chat_id, source=loaded.source, passages=loaded.added, unchanged=loaded.unchanged
+        )
 
     async def export_chat(self, scope: Scope, chat_id: str) -> ConversationExport:
         """Every turn of the scope's `chat_id`, the export naming it as the request did."""

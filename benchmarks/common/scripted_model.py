@@ -126,6 +126,25 @@ def chunk(body: dict[str, Any], delta: dict[str, Any], finish: str | None = None
     return "data: " + json.dumps(payload, ensure_ascii=False) + "\n\n"
 
 
+def completion(
+    body: dict[str, Any], text: str | None, tool_calls: list[dict[str, Any]], usage: dict[str, int]
+) -> dict[str, Any]:
+    """A whole (not streamed) chat completion answering `body`."""
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", ""),
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if tool_calls else "stop"}
+        ],
+        "usage": usage,
+    }
+
+
 async def completions(request: Request) -> Response:
     body = await request.json()
     kind = kind_of(body["messages"])
@@ -146,22 +165,8 @@ async def completions(request: Request) -> Response:
         for i, (name, args) in enumerate(calls)
     ]
     if not body.get("stream"):
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        if tool_calls:
-            message["tool_calls"] = tool_calls
         finished(n)
-        return JSONResponse(
-            {
-                "id": "chatcmpl-trust",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model", ""),
-                "choices": [
-                    {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
-                ],
-                "usage": usage,
-            }
-        )
+        return JSONResponse(completion(body, text, tool_calls, usage))
 
     async def events() -> AsyncIterator[str]:
         try:

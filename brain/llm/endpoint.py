@@ -11,7 +11,8 @@ from typing import Literal
 import openai
 import pydantic
 
-from brain.errors import ConfigError, LLMError
+from brain.errors import ConfigError, LLMError, LLMTimeoutError
+from brain.llm.json_reply import excerpt
 from brain.llm.wire import MalformedReply
 from brain.logs import redact
 from brain.settings import LLMSettings
@@ -72,18 +73,20 @@ def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
 def as_llm_error(model: str, exc: Exception, secrets: Sequence[str]) -> LLMError:
     """The failure as an `LLMError`, with the API key masked should the endpoint echo it."""
     error = _describe(model, exc)
-    return LLMError(redact(str(error), secrets)) if secrets else error
+    return type(error)(redact(str(error), secrets)) if secrets else error
 
 
 def _describe(model: str, exc: Exception) -> LLMError:
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"{model}: HTTP {exc.status_code} from the LLM endpoint: {exc.message}")
     if isinstance(exc, openai.APITimeoutError):
-        return LLMError(f"{model}: the LLM endpoint timed out (retries spent)")
+        return LLMTimeoutError(f"{model}: the LLM endpoint timed out (retries spent)")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(f"{model}: cannot reach the LLM endpoint (retries spent): {exc}")
     if isinstance(exc, MalformedReply):
         return LLMError(f"{model}: malformed reply from the LLM endpoint: {exc}")
-    if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | openai.APIResponseValidationError):
+    if isinstance(exc, json.JSONDecodeError):
+        return LLMError(f"{model}: malformed reply from the LLM endpoint, not JSON: {excerpt(exc.doc)}")
+    if isinstance(exc, pydantic.ValidationError | openai.APIResponseValidationError):
         return LLMError(f"{model}: malformed reply from the LLM endpoint: {type(exc).__name__}")
     return LLMError(f"{model}: LLM call failed: {type(exc).__name__}: {exc}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -11,9 +12,10 @@ from typing import Any, Literal
 import openai
 
 from brain import telemetry
-from brain.errors import LLMError
+from brain.errors import LLMError, LLMTimeoutError, MalformedReplyError
 from brain.llm.batching import cut
 from brain.llm.endpoint import FAILURES, STRICTNESS, Capabilities, as_llm_error, create_openai_client
+from brain.llm.pace import Pace
 from brain.llm.protocol import (
     ChatMessage,
     Completion,
@@ -40,6 +42,7 @@ from brain.settings import LLMSettings
 __all__ = ["OpenAILLM"]
 
 _PATH = "/chat/completions"
+_END = object()
 _log = logging.getLogger("brain.llm")
 
 
@@ -165,11 +168,28 @@ class OpenAILLM:
         json_schema: JsonSchema | None = None,
         tool_choice: ToolChoice = "auto",
     ) -> Completion:
+        """The whole reply, within `llm.timeout` (retries included)."""
         request = self._request(messages, tools, max_tokens, temperature, tool_choice)
         if json_schema is not None and self._json_tools(messages, tools):
             raise LLMError("a request cannot ask for both a JSON reply and tool calls written as JSON")
-        mode = self.capabilities.structured_output if json_schema is not None else "off"
         started = time.perf_counter()
+        try:
+            async with asyncio.timeout(self._settings.timeout):
+                data = await self._post(request, json_schema, started)
+        except TimeoutError as exc:
+            raise self._late("chat", self.model, started, "no reply", "llm.timeout") from exc
+        try:
+            content, calls, finish_reason, server_usage = parse_completion(data)
+        except FAILURES as exc:
+            raise self._failed("chat", self.model, started, exc) from exc
+        if self._json_tools(messages, tools):
+            content, calls = self._read_tools(content, finish_reason, started)
+        usage = server_usage or self._count(messages, content, calls)
+        return self._finish("chat", content, calls, finish_reason, usage, started)
+
+    async def _post(self, request: dict[str, Any], json_schema: JsonSchema | None, started: float) -> Any:
+        """The endpoint's answer to `request`, asking for `json_schema` as strictly as the endpoint allows."""
+        mode = self.capabilities.structured_output if json_schema is not None else "off"
         while True:
             if json_schema is not None and mode != "off":
                 request["response_format"] = self._bound(json_schema).to_openai(mode)
@@ -180,7 +200,6 @@ class OpenAILLM:
                 # typed `create` re-walks every message, milliseconds per call); retries, auth and Azure
                 # routing stay.
                 data = await self._client.post(_PATH, body=request, cast_to=object)
-                content, calls, finish_reason, server_usage = parse_completion(data)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if mode == "off":
                     raise self._failed("chat", self.model, started, exc) from exc
@@ -197,13 +216,9 @@ class OpenAILLM:
                 continue
             except FAILURES as exc:
                 raise self._failed("chat", self.model, started, exc) from exc
-            break
-        if json_schema is not None:
-            self.capabilities.accepted(mode)
-        if self._json_tools(messages, tools):
-            content, calls = self._read_tools(content, finish_reason, started)
-        usage = server_usage or self._count(messages, content, calls)
-        return self._finish("chat", content, calls, finish_reason, usage, started)
+            if json_schema is not None:
+                self.capabilities.accepted(mode)
+            return data
 
     async def stream(
         self,
@@ -214,6 +229,8 @@ class OpenAILLM:
         temperature: float | None = None,
         tool_choice: ToolChoice = "auto",
     ) -> AsyncIterator[TextDelta | ToolCallDelta | Completion]:
+        """The reply as it comes: its first chunk within `llm.first_token_timeout` (retries included), each
+        next one within `llm.chunk_timeout` of the last."""
         request = self._request(messages, tools, max_tokens, temperature, tool_choice)
         request["stream"] = True
         calls_as_json = ToolCallStream() if self._json_tools(messages, tools) else None
@@ -221,12 +238,20 @@ class OpenAILLM:
             request["stream_options"] = {"include_usage": True}
         started = time.perf_counter()
         reader = ChunkReader()
+        pace = Pace(self._settings.first_token_timeout, self._settings.chunk_timeout)
         try:
-            chunks = await self._client.post(
-                _PATH, body=request, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
-            )
+            with pace:
+                chunks = await self._client.post(
+                    _PATH, body=request, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+                )
             try:
-                async for chunk in chunks:
+                pending = aiter(chunks)
+                while True:
+                    with pace:
+                        chunk = await anext(pending, _END)
+                    if chunk is _END:
+                        break
+                    pace.arrived()
                     for event in reader.feed(chunk):
                         if calls_as_json is None or not isinstance(event, TextDelta):
                             yield event
@@ -235,8 +260,16 @@ class OpenAILLM:
                                 yield delta
             finally:
                 await chunks.close()
+        except TimeoutError as exc:
+            if pace.late == "first":
+                raise self._late(
+                    "chat", self.model, started, "no first token", "llm.first_token_timeout"
+                ) from exc
+            raise self._late("chat", self.model, started, "the reply stalled", "llm.chunk_timeout") from exc
         except FAILURES as exc:
             raise self._failed("chat", self.model, started, exc) from exc
+        finally:
+            pace.close()
         content, tool_calls = reader.content, reader.tool_calls
         if calls_as_json is not None:
             content, tool_calls = self._read_tools(content, reader.finish_reason, started)
@@ -267,8 +300,11 @@ class OpenAILLM:
         started = time.perf_counter()
         body = {"model": model, "query": query, "documents": list(documents), "top_n": len(documents)}
         try:
-            reply = await self._client.post("/rerank", cast_to=object, body=body)
+            async with asyncio.timeout(self._settings.timeout):
+                reply = await self._client.post("/rerank", cast_to=object, body=body)
             scores = parse_rerank(reply, len(documents))
+        except TimeoutError as exc:
+            raise self._late("rerank", model, started, "no scores", "llm.timeout") from exc
         except FAILURES as exc:
             raise self._failed("rerank", model, started, exc) from exc
         except LLMError as exc:  # a reply that does not score every document
@@ -303,9 +339,12 @@ class OpenAILLM:
     async def _embed(self, model: str, texts: Sequence[str], tokens: int) -> list[list[float]]:
         started = time.perf_counter()
         try:
-            response = await self._client.embeddings.create(model=model, input=list(texts))
+            async with asyncio.timeout(self._settings.timeout):
+                response = await self._client.embeddings.create(model=model, input=list(texts))
             vectors = [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
             prompt_tokens = response.usage.prompt_tokens if response.usage is not None else None
+        except TimeoutError as exc:
+            raise self._late("embeddings", model, started, "no vectors", "llm.timeout") from exc
         except FAILURES as exc:
             raise self._failed("embeddings", model, started, exc) from exc
         if len(vectors) != len(texts) or any(not v for v in vectors):
@@ -328,6 +367,13 @@ class OpenAILLM:
         telemetry.llm_call(operation, model, started, error=exc)
         return as_llm_error(model, exc, self._secrets)
 
+    def _late(self, operation: str, model: str, started: float, what: str, setting: str) -> LLMTimeoutError:
+        """The `LLMTimeoutError` for a call past its deadline (`setting`), recorded as failed."""
+        seconds = getattr(self._settings, setting.removeprefix("llm."))
+        error = LLMTimeoutError(f"{model}: {what} within {seconds} s ({setting})")
+        telemetry.llm_call(operation, model, started, error=error)
+        return error
+
     def _count(
         self, messages: Sequence[ChatMessage], content: str | None, calls: Sequence[ToolCall]
     ) -> Usage:
@@ -346,14 +392,27 @@ class OpenAILLM:
         usage: Usage,
         started: float,
     ) -> Completion:
+        """The reply as a `Completion`, recorded. A model that answered nothing (an empty reply) or a tool
+        call without a name is a `MalformedReplyError`; a reply with nothing of a chat completion in it at
+        all (no content, no tool call, no finish_reason, no usage: e.g. a stream of something else) is an
+        `LLMError` that says so, never an "empty reply"."""
+
         latency = time.perf_counter() - started
         self._usage.record(CallRecord(kind=kind, model=self.model, usage=usage, latency_s=latency))
         telemetry.llm_call("chat", self.model, started, usage)
         if not calls and not (content and content.strip()):
-            raise LLMError(f"{self.model}: empty reply (finish_reason={finish_reason})")
+            if content is None and finish_reason is None and usage.counted_locally:
+                raise LLMError(
+                    f"{self.model}: the endpoint's reply is not a chat completion: no content, no tool "
+                    "call, no finish_reason and no usage came back"
+                )
+            shown = "" if content is None else f", content {content[:20]!r}"
+            raise MalformedReplyError(f"{self.model}: empty reply (finish_reason={finish_reason}{shown})")
         for call in calls:
             if not call.name:
-                raise LLMError(f"{self.model}: malformed tool call without a name")
+                raise MalformedReplyError(
+                    f"{self.model}: malformed tool call without a name (arguments {call.arguments[:80]!r})"
+                )
         return Completion(
             content=content,
             tool_calls=calls,

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
-from brain.errors import LLMError
+from brain.errors import LLMError, MalformedReplyError
 from brain.llm.protocol import (
     ChatMessage,
     Completion,
@@ -195,7 +195,7 @@ class ScriptedLLM:
         usage = Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, counted_locally=True)
         self._usage.record(CallRecord(kind=kind, model=self._model, usage=usage, latency_s=0.0))
         if not reply.tool_calls and not (reply.content and reply.content.strip()):
-            raise LLMError(f"{self._model}: empty reply (finish_reason={reply.finish_reason})")
+            raise MalformedReplyError(f"{self._model}: empty reply (finish_reason={reply.finish_reason})")
         return reply.model_copy(update={"usage": usage, "model": self._model})
 
     async def complete(

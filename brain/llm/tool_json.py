@@ -16,6 +16,7 @@ from typing import Any
 
 import jiter
 
+from brain.llm.json_reply import excerpt, json_value
 from brain.llm.protocol import ChatMessage, JsonSchema, ToolCall, ToolCallDelta, ToolChoice, ToolSpec
 from brain.llm.wire import MalformedReply
 
@@ -114,19 +115,23 @@ def _arguments(raw: str) -> Any:
 
 def parse_json_tool_reply(text: str, cut: bool = False) -> tuple[str | None, tuple[ToolCall, ...]]:
     """(content, tool calls) of a reply written under `json_tool_schema`. A reply `cut` by the token limit
-    keeps what was written (its last string ends where the reply did), as a cut plain reply would.
-    `MalformedReply` (or a JSON decoding error) when it is not such a reply, e.g. from an endpoint that
-    ignored the schema."""
-    data = jiter.from_json(text.encode(), partial_mode="trailing-strings") if cut else json.loads(text)
+    keeps what was written (its last string ends where the reply did), as a cut plain reply would; a whole
+    one is read tolerantly (`json_value`: code fences, prose around it, trailing commas), but one that
+    ends inside its JSON without being `cut` is refused. `MalformedReply` saying what came back when it is
+    not such a reply, e.g. from an endpoint that ignored the schema."""
+    try:
+        data = jiter.from_json(text.encode(), partial_mode="trailing-strings") if cut else json_value(text)
+    except ValueError as exc:
+        raise MalformedReply(str(exc) if not cut else f"no JSON in the reply: {excerpt(text)}") from None
     if not isinstance(data, dict):
-        raise MalformedReply("the reply is not a JSON object")
+        raise MalformedReply(f"the reply is not a JSON object: {excerpt(text)}")
     if isinstance(data.get("content"), str) and "name" not in data:
         return data["content"], ()
     name, arguments = data.get("name"), data.get("arguments", {})
     if not isinstance(name, str) or not name:
-        raise MalformedReply("the reply names no function")
+        raise MalformedReply(f"the reply names no function: {excerpt(text)}")
     if not isinstance(arguments, dict):
-        raise MalformedReply("the function's arguments are not an object")
+        raise MalformedReply(f"the function's arguments are not an object: {excerpt(text)}")
     return None, (ToolCall(id="call_0", name=name, arguments=json.dumps(arguments, ensure_ascii=False)),)
 
 

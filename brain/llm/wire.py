@@ -2,13 +2,15 @@
 
 The `openai` client sends our request as it is and hands back decoded JSON (a completion, or one dict per
 streamed chunk); these functions turn that into the gateway's records. Anything of the wrong shape raises
-`MalformedReply`, which the gateway reports as an `LLMError`.
+`MalformedReply` saying what is wrong and what came back (cut short, `brain.llm.json_reply.excerpt`), which
+the gateway reports as an `LLMError`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from brain.llm.json_reply import excerpt
 from brain.llm.protocol import TextDelta, ToolCall, ToolCallDelta
 from brain.llm.usage import Usage
 
@@ -43,7 +45,15 @@ def parse_usage(value: Any) -> Usage | None:
 
 
 def parse_completion(data: Any) -> tuple[str | None, tuple[ToolCall, ...], str | None, Usage | None]:
-    """(content, tool calls, finish_reason, usage) of a non-streamed completion."""
+    """(content, tool calls, finish_reason, usage) of a non-streamed completion; `MalformedReply` saying
+    what came back when it is not one (an error page, a body of another API, garbage)."""
+    try:
+        return _completion(data)
+    except MalformedReply as exc:
+        raise MalformedReply(f"{exc}; got {excerpt(data)}") from None
+
+
+def _completion(data: Any) -> tuple[str | None, tuple[ToolCall, ...], str | None, Usage | None]:
     body = _dict(data, "the reply")
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices:
@@ -82,6 +92,13 @@ class ChunkReader:
         self._calls: dict[int, dict[str, str]] = {}
 
     def feed(self, chunk: Any) -> list[TextDelta | ToolCallDelta]:
+        """The deltas of one chunk; `MalformedReply` saying what came back when it is not a chunk."""
+        try:
+            return self._feed(chunk)
+        except MalformedReply as exc:
+            raise MalformedReply(f"{exc}; got {excerpt(chunk)}") from None
+
+    def _feed(self, chunk: Any) -> list[TextDelta | ToolCallDelta]:
         body = _dict(chunk, "a stream chunk")
         if body.get("usage") is not None:
             self.usage = parse_usage(body["usage"])

@@ -5,9 +5,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from brain.errors import ConflictError, InputError
+from brain.jsontext import lone_surrogate_at
 from brain.message import Message
 from brain.progress import Progress, report
 from brain.storage.conversation import Conversation, MemoryStore, Turn, WriteBatch
@@ -41,6 +42,13 @@ class ConversationExport(BaseModel):
     last_talk: str | None = None
     turns: tuple[ExportedTurn, ...] = ()
     knowledge: tuple[Message, ...] = ()
+
+    @model_validator(mode="after")
+    def _valid_text(self) -> ConversationExport:
+        where = lone_surrogate_at(self.model_dump(mode="python"))
+        if where is not None:  # it could not be stored (Redis takes UTF-8): refused, whatever else is fine
+            raise ValueError(f"{where} is not valid Unicode text (a lone surrogate)")
+        return self
 
     def conversation(self) -> Conversation:
         if self.ids_base64:

@@ -1,5 +1,5 @@
-"""`brain memory facts|history|rollback` and `brain worker`: fact memory (and the graph's audit) from the
-command line."""
+"""`brain memory facts|history|rollback` and `brain worker [status|retry]`: fact memory (and the graph's
+audit) and the workers that fill it, from the command line."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from datetime import UTC, datetime
 
 from brain import telemetry
+from brain.backends.redis import RedisBackend, RedisConnection
 from brain.errors import InputError
 from brain.runtime import open_runtime
 from brain.search.analysis import searchable
@@ -18,7 +19,7 @@ from roles.cli.args import USER_ID
 from roles.fact_worker import FactWorker
 from roles.service import as_of_time as when
 
-__all__ = ["add_fact_commands", "fact_command", "worker_command"]
+__all__ = ["add_fact_commands", "add_worker_command", "fact_command", "worker_command"]
 
 
 def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
@@ -37,6 +38,22 @@ def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argpa
     )
     rollback.add_argument("event", help="the event id, from brain memory history")
     rollback.add_argument("--user", type=USER_ID, required=True)
+
+
+def add_worker_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    worker = commands.add_parser("worker", help="apply queued turns to fact memory", parents=[common])
+    worker.add_argument("--once", action="store_true", help="apply what is queued now, then exit")
+    actions = worker.add_subparsers(dest="worker_command", metavar="ACTION")
+    status = actions.add_parser(
+        "status", help="the queue's backlog, pending entries and dead letters", parents=[common]
+    )
+    status.add_argument("--limit", type=int, default=20, help="dead letters to list (default: 20)")
+    retry = actions.add_parser("retry", help="queue dead letters again", parents=[common])
+    which = retry.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="every dead letter")
+    which.add_argument(
+        "ids", nargs="*", default=[], metavar="ID", help="dead letter ids (brain worker status)"
+    )
 
 
 def _date(ts: float | None) -> str:
@@ -80,14 +97,19 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def worker_command(settings: Settings, once: bool) -> int:
+async def worker_command(settings: Settings, args: argparse.Namespace) -> int:
+    """`brain worker` (`--once`), `brain worker status`, `brain worker retry`."""
+    if getattr(args, "worker_command", None) is not None:
+        return await _queue_command(settings, args)
     telemetry.configure(settings.telemetry)
     async with open_runtime(settings) as runtime:
         worker = FactWorker(runtime)
-        if once:
+        if args.once:
             report = await worker.run_once(block_ms=None)
             print(f"applied {report.turns} turns of {report.chats} chats ({report.calls} LLM calls)")
-            return 1 if report.failed else 0
+            if report.parked:
+                print(f"{report.parked} chat(s) parked as dead letters: see brain worker status")
+            return 1 if report.failed or report.parked else 0
         print(f"fact worker {worker.name}: applying queued turns; Ctrl-C stops it", file=sys.stderr)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -103,3 +125,31 @@ async def worker_command(settings: Settings, once: bool) -> int:
             return 1
         print(f"applied {report.turns} turns of {report.chats} chats ({report.calls} LLM calls)")
     return 0
+
+
+async def _queue_command(settings: Settings, args: argparse.Namespace) -> int:
+    """The queue's state, or dead letters queued again: Redis only, no model."""
+    async with await RedisConnection.open(settings) as connection:
+        queue = RedisBackend.for_settings(connection.client, settings).queue
+        if args.worker_command == "retry":
+            ids = None if args.all else list(dict.fromkeys(args.ids))
+            done = await queue.requeue(ids)
+            print(f"re-queued {done} dead letter(s)")
+            if ids is not None and done < len(ids):
+                print(f"{len(ids) - done} id(s) named no dead letter", file=sys.stderr)
+                return 1
+            return 0
+        backlog, pending, dead = await queue.backlog(), await queue.pending(), await queue.dead()
+        print(f"queued: {backlog} entries ({pending} taken by a worker, not yet applied)")
+        print(f"dead letters: {dead}" + (" (brain worker retry --all queues them again)" if dead else ""))
+        for letter in await queue.parked(max(args.limit, 0)):
+            print(
+                f"{letter.id}  {_date(letter.at)}  user {letter.user_id!r} chat {letter.chat_id!r}  "
+                f"turns up to {letter.upto}  {letter.attempts} tries  {_line(letter.reason)}"
+            )
+    return 0
+
+
+def _line(text: str) -> str:
+    """`text` on one line, every control or invisible character shown as U+FFFD. Pure."""
+    return "".join(c if c.isprintable() else "\ufffd" for c in text.replace("\n", " "))

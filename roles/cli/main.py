@@ -21,7 +21,7 @@ from brain.settings import Settings, mask_url
 from roles.assistant import Assistant
 from roles.cli.args import CHAT_ID, USER_ID
 from roles.cli.checks import check_llm, check_redis
-from roles.cli.facts import add_fact_commands, fact_command, worker_command
+from roles.cli.facts import add_fact_commands, add_worker_command, fact_command, worker_command
 from roles.cli.graph import add_graph_command, graph_command
 from roles.cli.memory import agent_command, memory_command
 from roles.cli.repl import run_repl
@@ -108,8 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_fact_commands(memory_commands, common)
     add_graph_command(memory_commands, common)
-    worker = commands.add_parser("worker", help="apply queued turns to fact memory", parents=[common])
-    worker.add_argument("--once", action="store_true", help="apply what is queued now, then exit")
+    add_worker_command(commands, common)
     add_service_commands(commands, common)
     run = commands.add_parser("run", help="run a YAML deployment", parents=[common])
     run.add_argument("deployment", help="deployment YAML, e.g. config/writer-reviewer.yaml")
@@ -173,7 +172,7 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
     if args.command == "memory" and args.memory_command == "graph":
         return asyncio.run(graph_command(settings, args))
     if args.command == "worker":
-        return asyncio.run(worker_command(settings, args.once))
+        return asyncio.run(worker_command(settings, args))
     if args.command == "memory":
         return asyncio.run(memory_command(settings, args))
     if args.command == "agent":

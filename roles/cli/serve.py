@@ -79,6 +79,7 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
     import uvicorn
 
     from roles.http import create_app
+    from roles.http.server import server_config
 
     telemetry.configure(settings.telemetry)
     if settings.redis.url is not None:  # a store that does not answer: one line and exit 2, not a traceback
@@ -110,7 +111,7 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
                 for signum in (signal.SIGINT, signal.SIGTERM):
                     loop.remove_signal_handler(signum)
 
-    server = Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10))
+    server = Server(server_config(app, settings.serve))
     print(
         f"brain serve: {url} (API {url}/v1, docs {url}/docs, MCP {url}/mcp, inspector {url}/ui)", flush=True
     )

@@ -23,7 +23,7 @@ from brain import __version__
 from brain.errors import BrainError, InputError
 from brain.settings import Settings
 from roles.assistant import Assistant
-from roles.http.errors import answer, invalid_fields
+from roles.failures import answer, invalid_fields
 from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
 from roles.http.routes import router
 from roles.mcp_server import build_mcp

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import StreamingResponse
@@ -16,12 +16,14 @@ from brain.memory.core import Block
 from brain.memory.erasure import ErasureReport
 from brain.memory.facts import AuditEvent, Fact
 from brain.memory.transfer import ConversationExport
-from roles.http.errors import answer
+from roles.failures import answer
 from roles.http.guard import authenticate
 from roles.service import (
     AddResult,
+    Archived,
     ChatInfo,
     ChatView,
+    DeadLetterView,
     MemoryService,
     NewMessage,
     Scope,
@@ -71,6 +73,10 @@ class ChatRequest(BaseModel):
     chat_id: str = Field("default", pattern=_ID)
     text: str = Field(min_length=1)
     stream: bool = True
+    oversize: Literal["refuse", "archive"] = Field(
+        "refuse",
+        description="a message too long for the model: refused (413), or stored in archival memory (202)",
+    )
 
 
 class ChatReply(BaseModel):
@@ -104,10 +110,17 @@ async def me(scope: Tenant) -> Me:
 
 
 @router.post("/chat", tags=["chat"], response_model=None)
-async def chat(body: ChatRequest, scope: Tenant, service: Service) -> StreamingResponse | ChatReply:
+async def chat(
+    body: ChatRequest, scope: Tenant, service: Service, response: Response
+) -> StreamingResponse | ChatReply | Archived:
     """One turn. With `stream` (the default) the answer comes as server-sent events: `delta` events
     (`{"text": ...}`), then `done` (the whole answer), or `error` if the model fails mid-answer. A failure
-    before the first piece is an HTTP error; the question then stays pending, as in every failed turn."""
+    before the first piece is an HTTP error; the question then stays pending, as in every failed turn.
+    A message too long for the model is refused (413) before anything is stored or sent; with
+    `oversize: "archive"` it is stored in the user's archival memory instead (202, nothing answered)."""
+    if body.oversize == "archive" and not await service.fits(body.text):
+        response.status_code = 202
+        return await service.archive(scope, body.chat_id, body.text)
     pieces = service.converse(scope, body.chat_id, body.text)
     if not body.stream:
         return ChatReply(chat_id=body.chat_id, text="".join([p async for p in pieces]))
@@ -252,3 +265,13 @@ async def usage(scope: Tenant, service: Service) -> UsageReport:
 async def graph(scope: Tenant, service: Service, as_of: AsOf = None) -> dict[str, Any]:
     """Entities and relations (with their validity); retired relations included."""
     return await service.graph(scope, as_of=_when(as_of))
+
+
+@router.get("/dead-letters", tags=["memory"])
+async def dead_letters(
+    scope: Tenant, service: Service, limit: Annotated[int, Query(ge=1, le=1_000)] = 100
+) -> list[DeadLetterView]:
+    """The key's chats whose new turns wait outside the fact queue (dead letters: the model answered
+    their extraction unusably `memory.facts.max_attempts` times), oldest first, with what it answered;
+    an operator queues them again with `brain worker retry`."""
+    return await service.dead_letters(scope, limit)

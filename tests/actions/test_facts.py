@@ -20,7 +20,7 @@ from actions.facts import (
     render_reconcile,
 )
 from actions.remember import remember
-from brain.errors import LLMError
+from brain.errors import LLMError, MalformedReplyError
 from brain.llm.protocol import JsonSchema
 from brain.message import Message
 from brain.testing import ScriptedCall, ScriptedLLM
@@ -33,6 +33,8 @@ from tests.support.stores import redis_tiers
         '{"facts": [{"text": "Is vegetarian", "category": "preferences"}]}',
         '```json\n{"facts": [{"text": "Is vegetarian", "category": "preferences"}]}\n```',
         'Sure! Here you go: {"facts": ["Is vegetarian"]} Hope that helps.',
+        '```json\n{"facts": [{"text": "Is vegetarian", "category": "preferences", "valid_at": None,},]}\n```',
+        "{'facts': [{'text': 'Is vegetarian', 'category': 'preferences'}]}",
     ],
 )
 def test_extraction_replies_in_many_dresses(reply: str) -> None:
@@ -41,8 +43,19 @@ def test_extraction_replies_in_many_dresses(reply: str) -> None:
 
 @pytest.mark.parametrize("reply", ["", "no facts", '{"fact": []}', '{"facts": [{"txt": "x"}]}', "[1, 2]"])
 def test_unusable_extraction_is_an_error_not_no_facts(reply: str) -> None:
-    with pytest.raises(LLMError):
+    with pytest.raises(MalformedReplyError):
         parse_facts(reply)
+
+
+def test_an_unusable_reply_says_what_came_back() -> None:
+    with pytest.raises(MalformedReplyError, match=r"^no JSON in the reply: 'I am sorry, I cannot'$"):
+        parse_facts("I am sorry, I cannot")
+    with pytest.raises(
+        MalformedReplyError, match=r"^expected \{\"facts\": \[\.\.\.\]\}, got '\{\"fact\": \[\]\}'$"
+    ):
+        parse_facts('{"fact": []}')
+    with pytest.raises(MalformedReplyError, match=r"^the reply ends inside its JSON: "):
+        parse_facts('{"facts": [{"text": "Is vegetar')
 
 
 def test_reconciliation_never_shows_real_ids_and_rejects_invented_ones() -> None:

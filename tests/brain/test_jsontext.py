@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from brain.jsontext import model_json, without_surrogates
+from brain.jsontext import lone_surrogate_at, model_json, without_surrogates
 
 
 def test_non_ascii_text_is_kept_as_it_is() -> None:
@@ -22,3 +22,10 @@ def test_no_lone_surrogate_is_ever_written() -> None:
     assert (
         without_surrogates("plain 猫") == "plain 猫" and without_surrogates("\udfff\ud800") == "\ufffd\ufffd"
     )
+
+
+def test_the_first_lone_surrogate_is_named_by_its_path() -> None:
+    assert lone_surrogate_at({"a": "ok", "turns": [{"m": {"content": "x\ud800"}}]}) == "turns.0.m.content"
+    assert lone_surrogate_at(("fine", "猫🐈", {"k": 1})) is None
+    assert lone_surrogate_at("\udfff") == "value"
+    assert lone_surrogate_at({"meta": {"bad\ud800key": "v"}}) == "meta (a key)"

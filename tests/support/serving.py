@@ -11,17 +11,20 @@ from typing import Any
 import uvicorn
 
 from brain.runtime import Runtime
+from brain.settings import ServeSettings
 from roles.assistant import Assistant
 from roles.fact_worker import running
+from roles.http.server import server_config
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """Serve `app` (its lifespan too) on a free loopback port; the base URL."""
+async def serving(app: Any, serve: ServeSettings | None = None) -> AsyncIterator[str]:
+    """Serve `app` (its lifespan too) as `brain serve` does (`serve`'s deadlines) on a free loopback port;
+    the base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(server_config(app, serve or ServeSettings()))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():

@@ -33,7 +33,7 @@ class MemoryBackend:
         self.core = MemoryCoreBlockStore(self.space, prefix)
         self.facts = MemoryFactStore(self.space, prefix, audit)
         self.graph = MemoryGraphStore(self.space, prefix, audit)
-        self.queue = MemoryFactQueue()
+        self.queue = MemoryFactQueue(self.space)
         self.api_keys = MemoryApiKeyStore(prefix)
         self.usage = MemoryUsageStore(self.space, prefix)
         self.erasure = MemoryErasureStore(self.space)

@@ -1,16 +1,19 @@
 """`MemoryFactQueue`: the fact queue in memory, with the Redis stream's semantics (one consumer group): ids
 `<ms>-<n>` in push order, new entries delivered once, pending ones reclaimed when idle, `done` acknowledges
-and deletes. Not a user's data in the keyspace: like the Redis stream, it is one per deployment."""
+and deletes; dead letters and each chat's tries beside them. Not a user's data in the keyspace: like the
+Redis stream, it is one per deployment."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from brain.backends.memory.keyspace import Keyspace
 from brain.errors import InputError
 from brain.keys import raw_id, readable_id
-from brain.storage.queue import QueueEntry
+from brain.storage.queue import DeadLetter, QueueEntry, dead_letter, entry_order
 
 __all__ = ["MemoryFactQueue"]
 
@@ -31,14 +34,18 @@ class _Delivery:
 
 
 class MemoryFactQueue:
-    """A `FactQueue` in this process: entries and the group's pending list, for one event loop."""
+    """A `FactQueue` in this process: entries and the group's pending list, for one event loop. Given the
+    backend's `space`, a `park` or `tried` under a ticket an erasure has passed is refused, as on Redis."""
 
-    def __init__(self) -> None:
+    def __init__(self, space: Keyspace | None = None) -> None:
+        self._space = space
         self._entries: dict[_Id, _Entry] = {}  # in id order: ids only grow
         self._last: _Id = (0, 0)  # the newest id handed out
         self._delivered: _Id = (0, 0)  # the group's last delivered id
         self._pending: dict[_Id, _Delivery] = {}
         self._waiters: list[asyncio.Future[None]] = []
+        self._dead: dict[str, DeadLetter] = {}
+        self._tries: dict[tuple[bytes, bytes], int] = {}
 
     async def push(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
         entry = _Entry(raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id"), upto)
@@ -116,9 +123,51 @@ class MemoryFactQueue:
     async def drop(self, user_id: str | bytes, chat_id: str | bytes | None = None) -> int:
         user = raw_id(user_id, "user_id")
         chat = raw_id(chat_id, "chat_id") if chat_id is not None else None
-        return self._done(
-            {i for i, e in self._entries.items() if e.user == user and (chat is None or e.chat == chat)}
-        )
+
+        def named(u: bytes, c: bytes) -> bool:
+            return u == user and (chat is None or c == chat)
+
+        for key in [k for k in self._tries if named(*k)]:
+            del self._tries[key]
+        dead = [i for i, d in self._dead.items() if named(raw_id(d.user_id), raw_id(d.chat_id))]
+        for dead_id in dead:
+            del self._dead[dead_id]
+        return len(dead) + self._done({i for i, e in self._entries.items() if named(e.user, e.chat)})
+
+    async def tried(self, user_id: str | bytes, chat_id: str | bytes) -> int:
+        key = (raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id"))
+        if self._space is not None:
+            self._space.check(user_id)
+        self._tries[key] = self._tries.get(key, 0) + 1
+        return self._tries[key]
+
+    async def untried(self, user_id: str | bytes, chat_id: str | bytes) -> None:
+        self._tries.pop((raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id")), None)
+
+    async def park(self, entries: Sequence[QueueEntry], reason: str, attempts: int) -> DeadLetter:
+        letter = dead_letter(entries, reason, attempts)
+        if self._space is not None:
+            self._space.check(letter.user_id)
+        self._done({_parse(e.id) for e in entries})
+        self._tries.pop((raw_id(letter.user_id), raw_id(letter.chat_id)), None)
+        self._dead[letter.id] = letter
+        return letter
+
+    async def parked(self, limit: int = 100, user_id: str | bytes | None = None) -> list[DeadLetter]:
+        user = raw_id(user_id, "user_id") if user_id is not None else None
+        found = [d for d in self._dead.values() if user is None or raw_id(d.user_id) == user]
+        return sorted(found, key=lambda d: (d.at, entry_order(d.id)))[: max(limit, 0)]
+
+    async def dead(self) -> int:
+        return len(self._dead)
+
+    async def requeue(self, ids: Sequence[str] | None = None) -> int:
+        chosen = list(self._dead) if ids is None else [i for i in dict.fromkeys(ids) if i in self._dead]
+        for dead_id in chosen:
+            letter = self._dead.pop(dead_id)
+            self._tries.pop((raw_id(letter.user_id), raw_id(letter.chat_id)), None)
+            await self.push(letter.user_id, letter.chat_id, letter.upto)
+        return len(chosen)
 
     async def pending(self) -> int:
         return len(self._pending)

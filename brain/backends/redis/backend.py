@@ -54,7 +54,7 @@ class RedisBackend:
         self.core = RedisCoreBlockStore(client, prefix=prefix, fencing=fencing)
         self.facts = RedisFactStore(client, prefix=prefix, fencing=fencing)
         self.graph = RedisGraphStore(client, prefix=prefix, fencing=fencing)
-        self.queue = RedisFactQueue(client, prefix=prefix)
+        self.queue = RedisFactQueue(client, prefix=prefix, fencing=fencing)
         self.api_keys = RedisApiKeyStore(client, prefix=prefix)
         self.usage = RedisUsageStore(client, prefix=prefix, fencing=fencing)
         self._index_scripts = IndexScripts(client)

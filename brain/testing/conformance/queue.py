@@ -8,8 +8,11 @@ import time
 
 import pytest
 
-from brain.errors import InputError
+from brain.errors import ErasedError, InputError
+from brain.keys import chat_bases, user_bases
 from brain.storage import Backend, QueueEntry
+from brain.storage.fence import holding
+from brain.storage.queue import REASON_CHARS
 from brain.testing.conformance.base import BackendSuite, id_order
 
 __all__ = ["FactQueueConformance"]
@@ -19,10 +22,18 @@ def _mine(entries: list[QueueEntry], *users: str | bytes) -> list[tuple[str | by
     return [(e.user_id, e.chat_id, e.upto) for e in entries if e.user_id in users]
 
 
+async def _taken(backend: Backend, user: str | bytes, chat: str | bytes, *uptos: int) -> list[QueueEntry]:
+    """The entries pushed for `uptos`, read by a worker."""
+    for upto in uptos:
+        await backend.queue.push(user, chat, upto)
+    return [e for e in await backend.queue.read("w1", 100, None) if e.user_id == user and e.chat_id == chat]
+
+
 class FactQueueConformance(BackendSuite):
     """Entries delivered once, in push order; pending ones reclaimed when idle; `done` and `drop` remove
-    them. Override the `backend` fixture with a fresh queue for each test: a `Backend` whose `prefix` no
-    other test uses (or an empty one)."""
+    them; a chat's tries counted, its entries parked as a dead letter and re-queued. Override the `backend`
+    fixture with a fresh queue for each test: a `Backend` whose `prefix` no other test uses (or an empty
+    one)."""
 
     async def test_read_returns_pushed_entries_in_order(self, backend: Backend) -> None:
         for upto in (3, 5, 9):
@@ -182,3 +193,117 @@ class FactQueueConformance(BackendSuite):
         with pytest.raises(InputError):
             await backend.queue.drop("")
         assert await backend.queue.backlog() == 0
+
+    async def test_tries_are_counted_per_chat_until_forgotten(self, backend: Backend) -> None:
+        queue = backend.queue
+        assert [await queue.tried("q-tries", "c1") for _ in range(3)] == [1, 2, 3]
+        assert await queue.tried("q-tries", "c2") == 1
+        assert await queue.tried(b"q-tries", b"c2") == 2  # str and bytes ids are one
+        await queue.untried("q-tries", "c1")
+        await queue.untried("q-tries", "never-tried")
+        assert await queue.tried("q-tries", "c1") == 1
+        assert await queue.tried("q-tries-other", "c1") == 1
+
+    async def test_park_sets_a_chats_entries_aside_with_its_reason(self, backend: Backend) -> None:
+        queue = backend.queue
+        entries = await _taken(backend, "q-park", "chat", 4, 2, 6)
+        await queue.tried("q-park", "chat")
+        before = time.time()
+        letter = await queue.park(entries, "expected a JSON object, got 'I am not JSON'", 3)
+        assert (letter.user_id, letter.chat_id, letter.upto, letter.attempts) == ("q-park", "chat", 6, 3)
+        assert letter.id == max((e.id for e in entries), key=id_order)
+        assert letter.reason == "expected a JSON object, got 'I am not JSON'"
+        assert before - 1 <= letter.at <= time.time() + 1
+        assert (await queue.pending(), await queue.backlog(), await queue.dead()) == (0, 0, 1)
+        assert await queue.parked() == [letter]
+        assert await queue.reclaim("w2", 0, 10) == []
+        assert await queue.tried("q-park", "chat") == 1  # parking forgot the chat's tries
+
+    async def test_park_takes_one_chats_entries(self, backend: Backend) -> None:
+        mine = await _taken(backend, "q-park-one", "c1", 1)
+        other = await _taken(backend, "q-park-one", "c2", 1)
+        with pytest.raises(InputError):
+            await backend.queue.park([], "why", 1)
+        with pytest.raises(InputError):
+            await backend.queue.park(mine + other, "why", 1)
+        assert (await backend.queue.pending(), await backend.queue.dead()) == (2, 0)
+
+    async def test_a_reason_is_bounded_and_free_of_lone_surrogates(self, backend: Backend) -> None:
+        entries = await _taken(backend, "q-reason", "chat", 1)
+        await backend.queue.park(entries, "\ud800 猫 " + "x" * 5_000, 1)
+        (letter,) = await backend.queue.parked()
+        assert letter.reason.startswith("\ufffd 猫 x") and len(letter.reason) == REASON_CHARS
+        letter.reason.encode()  # storable and printable anywhere
+
+    async def test_dead_letters_keep_their_ids_as_given(self, backend: Backend) -> None:
+        for user in ("q-用户 🧠", b"\xff\xfe-q-bytes", "q-long-" + "x" * 5_000):
+            entries = await _taken(backend, user, user, 7)
+            await backend.queue.park(entries, "why", 2)
+            (letter,) = await backend.queue.parked(user_id=user)
+            assert (letter.user_id, letter.chat_id, letter.upto) == (user, user, 7)
+
+    async def test_parked_lists_oldest_first_at_most_limit_by_user(self, backend: Backend) -> None:
+        parked = []
+        for user, chat in (("q-list-a", "c1"), ("q-list-b", "c1"), ("q-list-a", "c2")):
+            parked.append(await backend.queue.park(await _taken(backend, user, chat, 1), "why", 1))
+            await asyncio.sleep(0.01)
+        assert await backend.queue.parked() == parked
+        assert await backend.queue.parked(limit=2) == parked[:2]
+        assert await backend.queue.parked(user_id="q-list-a") == [parked[0], parked[2]]
+        assert await backend.queue.parked(user_id="q-list-none") == []
+        assert await backend.queue.dead() == 3
+
+    async def test_requeue_queues_a_letter_again_once(self, backend: Backend) -> None:
+        queue = backend.queue
+        first = await queue.park(await _taken(backend, "q-requeue", "c1", 3, 5), "why", 3)
+        second = await queue.park(await _taken(backend, "q-requeue", "c2", 8), "why", 3)
+        assert await queue.requeue(["no-such-id", first.id, first.id]) == 1
+        assert await queue.requeue([first.id]) == 0
+        assert await queue.parked() == [second]
+        assert _mine(await queue.read("w2", 10, None), "q-requeue") == [("q-requeue", "c1", 5)]
+        assert await queue.requeue() == 1
+        assert (await queue.dead(), await queue.backlog()) == (0, 2)
+        assert _mine(await queue.read("w2", 10, None), "q-requeue") == [("q-requeue", "c2", 8)]
+        assert await queue.requeue() == 0
+
+    async def test_drop_takes_dead_letters_and_tries_too(self, backend: Backend) -> None:
+        queue = backend.queue
+        for user, chat in (("q-drop-dead", "c1"), ("q-drop-dead", "c2"), ("q-drop-kept", "c1")):
+            await queue.park(await _taken(backend, user, chat, 1), "what the user said", 3)
+            await queue.tried(user, chat)
+        await queue.push("q-drop-dead", "c1", 2)
+        assert await queue.drop("q-drop-dead", "c1") == 2  # the entry and the dead letter
+        assert [(d.user_id, d.chat_id) for d in await queue.parked()] == [
+            ("q-drop-dead", "c2"),
+            ("q-drop-kept", "c1"),
+        ]
+        assert await queue.tried("q-drop-dead", "c1") == 1
+        assert await queue.drop("q-drop-dead") == 1
+        assert [d.user_id for d in await queue.parked()] == ["q-drop-kept"]
+        assert await queue.tried("q-drop-dead", "c1") == 1  # forgotten again with the whole user
+        assert await queue.tried("q-drop-dead", "c2") == 1
+        assert await queue.tried("q-drop-kept", "c1") == 2
+
+    @pytest.mark.parametrize("whole_user", [True, False])
+    async def test_a_park_begun_before_an_erasure_keeps_nothing(
+        self, backend: Backend, whole_user: bool
+    ) -> None:
+        user, chat = "q-erased", "chat"
+        entries = await _taken(backend, user, chat, 1)
+        ticket = await backend.erasure.ticket(user, chat)
+        chats = None if whole_user else [chat]
+        epoch = await backend.erasure.begin(user, chats)
+        await backend.erasure.fence(
+            user, [*user_bases(backend.prefix, user), *chat_bases(backend.prefix, user, chat)], chats, epoch
+        )
+        with holding(ticket):
+            with pytest.raises(ErasedError):
+                await backend.queue.park(entries, "the user's words", 3)
+            with pytest.raises(ErasedError):
+                await backend.queue.tried(user, chat)
+        assert await backend.queue.parked(user_id=user) == []
+        with holding(await backend.erasure.ticket(user, chat)):  # work begun after the erasure writes
+            assert (await backend.queue.park(entries, "why", 1)).user_id == user
+            assert await backend.queue.tried(user, chat) == 1
+        with holding(await backend.erasure.ticket("q-erased-other", chat)):  # another user's ticket: not ours
+            assert await backend.queue.tried(user, "c2") == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import openai
@@ -18,6 +19,7 @@ from brain import (
     TextDelta,
     ToolSpec,
 )
+from brain.errors import LLMTimeoutError
 from brain.llm.protocol import LLM, ToolCall, ToolCallDelta
 from brain.llm.usage import Usage
 from tests.support.openai_server import (
@@ -112,20 +114,62 @@ async def test_429_retry_after_is_honoured(openai_server: ScriptedOpenAIServer) 
     assert second.at - first.at >= 0.95
 
 
-async def test_timeout_becomes_llm_error(openai_server: ScriptedOpenAIServer) -> None:
-    openai_server.script(Slow(1.5, Chat("late")), Slow(1.5, Chat("late")))
-    async with gateway(openai_server, timeout=0.3, max_retries=1) as llm:
-        with pytest.raises(LLMError, match="timed out") as caught:
+async def test_a_hung_endpoint_ends_at_the_timeout_retries_included(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(Slow(1.5, Chat("late")))
+    async with gateway(openai_server, timeout=0.3, max_retries=3) as llm:
+        started = time.perf_counter()
+        with pytest.raises(LLMTimeoutError, match=r"no reply within 0.3 s \(llm.timeout\)"):
             await llm.complete(USER)
-    assert isinstance(caught.value.__cause__, openai.APITimeoutError)
-    assert len(openai_server.requests) == 2
+    assert time.perf_counter() - started < 1.0  # not 4 attempts of 0.3 s
+    assert len(openai_server.requests) == 1
+    assert llm.usage.totals().calls == 0
+
+
+async def test_a_stream_without_a_first_token_ends_at_its_deadline(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(Slow(2.0, Chat("late")))
+    async with gateway(openai_server, first_token_timeout=0.3, max_retries=3) as llm:
+        started = time.perf_counter()
+        with pytest.raises(LLMTimeoutError, match=r"no first token within 0.3 s \(llm.first_token_timeout\)"):
+            _ = [event async for event in llm.stream(USER)]
+    assert time.perf_counter() - started < 1.0
+    assert len(openai_server.requests) == 1
+
+
+async def test_a_stream_that_stalls_between_chunks_ends_at_its_deadline(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    openai_server.script(Chat("one two three", chunk_delay=1.0))
+    got: list[str] = []
+    async with gateway(openai_server, chunk_timeout=0.3, first_token_timeout=5) as llm:
+        started = time.perf_counter()
+
+        async def read() -> None:
+            async for event in llm.stream(USER):
+                if isinstance(event, TextDelta):
+                    got.append(event.text)
+
+        with pytest.raises(LLMTimeoutError, match=r"the reply stalled within 0.3 s \(llm.chunk_timeout\)"):
+            await read()
+    assert time.perf_counter() - started < 1.2
+    assert got == ["one "]  # what came before the stall was passed on; nothing after it
+
+
+async def test_a_slow_but_steady_stream_is_not_cut(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("a b c d e f", chunk_delay=0.1))
+    async with gateway(openai_server, chunk_timeout=0.3, first_token_timeout=0.3) as llm:
+        pieces = [e async for e in llm.stream(USER)]  # 0.6 s in all: longer than each deadline
+    assert isinstance(pieces[-1], Completion) and pieces[-1].content == "a b c d e f"
 
 
 async def test_malformed_json_is_an_error(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.script(Malformed())
     async with gateway(openai_server, max_retries=0) as llm:
-        with pytest.raises(LLMError, match="malformed"):
-            await llm.complete(USER)
+        with pytest.raises(LLMError, match=r"malformed reply .*not JSON: '\{\"id\": \"x\""):
+            await llm.complete(USER)  # says what came back
 
 
 @pytest.mark.parametrize("content", ["", "   \n", None])

@@ -68,8 +68,17 @@ def test_replies_read_back_as_calls_or_content() -> None:
 def test_a_reply_cut_by_the_token_limit_keeps_what_was_written() -> None:
     cut = '{"name": "send_message", "arguments": {"message": "Hello, I am'
     assert parse_json_tool_reply(cut, cut=True)[1][0].arguments == '{"message": "Hello, I am"}'
-    with pytest.raises(json.JSONDecodeError):
-        parse_json_tool_reply(cut)
+    with pytest.raises(MalformedReply, match=r"ends inside its JSON: .*Hello, I am"):
+        parse_json_tool_reply(cut)  # not cut by the token limit: never closed and passed off as whole
+
+
+def test_a_whole_reply_dressed_up_is_read_tolerantly() -> None:
+    fenced = '```json\n{"name": "send_message", "arguments": {"message": "猫",},}\n```'
+    assert parse_json_tool_reply(fenced)[1] == (
+        ToolCall(id="call_0", name="send_message", arguments='{"message": "猫"}'),
+    )
+    with pytest.raises(MalformedReply, match="no JSON in the reply: 'I would rather chat'"):
+        parse_json_tool_reply("I would rather chat")
 
 
 @pytest.mark.parametrize(

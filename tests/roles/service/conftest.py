@@ -57,7 +57,7 @@ async def served(redis_server_url: str, request: pytest.FixtureRequest) -> Async
     llm = ScriptedLLM()
     runtime = local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(client, settings))
     app = create_app(settings, assistant_of(runtime))
-    async with serving(app) as url:
+    async with serving(app, settings.serve) as url:
         yield Served(url, llm, client, RedisApiKeyStore(client, prefix="svc"), settings)
     await client.aclose()
     llm.assert_consumed()

@@ -12,6 +12,7 @@ from roles.access import (
     AGENT_CHAT,
     Scope,
     agent_chat,
+    check_new_chat,
     erases_fact,
     erases_user,
     request_chat,
@@ -41,8 +42,12 @@ HOSTILE = [
     "c1\x85",  # a C1 control character
     "lone \ud800 surrogate",
     "\udfff",
+    "\u200bzero-width",  # invisible: nobody could type it again
+    "a/b",
+    "x" * 257,
+    " padded",
 ]
-FRIENDLY = ["c1", "聊天", "日記 2026", "emoji 🧠", "x" * 256, "agent", "\u200bzero-width", "a.b:c"]
+FRIENDLY = ["c1", "聊天", "日記 2026", "emoji 🧠", "x" * 256, "agent", "a.b:c", "%2F", ".."]
 
 
 @pytest.mark.parametrize("chat_id", HOSTILE)
@@ -128,3 +133,26 @@ def test_an_agent_sees_the_events_of_facts_it_sees_and_the_graphs() -> None:
     assert not sees_event(WRITER, event("gone"), facts)  # a fact no longer stored
     assert sees_event(WRITER, event("r1", subject="relation"), facts)
     assert all(sees_event(OWNER, event(i), facts) for i in ("o", "gone"))
+
+
+@pytest.mark.parametrize("chat_id", [c for c in HOSTILE if not c.startswith(AGENT_CHAT)])
+def test_the_python_api_makes_no_chat_that_no_request_could_name(chat_id: str) -> None:
+    with pytest.raises(InputError, match="chat_id"):
+        check_new_chat("ann", chat_id)
+    with pytest.raises(InputError, match=r"chat_id|agent"):
+        check_new_chat("ann", AGENT_CHAT + "writer\x1f" + chat_id)
+
+
+@pytest.mark.parametrize("user_id", ["", " ann", "a/b", "x" * 257, "an\u200bn", "\ud800"])
+def test_the_python_api_makes_no_user_that_no_command_could_name(user_id: str) -> None:
+    with pytest.raises(InputError, match="user_id"):
+        check_new_chat(user_id, "c1")
+
+
+def test_the_python_api_takes_friendly_ids_agent_chats_and_opaque_bytes() -> None:
+    for chat_id in FRIENDLY:
+        check_new_chat("张伟", chat_id)
+        check_new_chat("ann", storage_chat(WRITER, chat_id))
+    check_new_chat(b"\x00raw user", b"a/b \xff")  # MetaGPT's keys: opaque bytes
+    with pytest.raises(InputError, match="agent"):
+        check_new_chat("ann", AGENT_CHAT + "bad/agent\x1fc1")

@@ -183,17 +183,33 @@ async def test_bad_text_and_ids_get_a_4xx_naming_the_field_and_are_never_echoed(
         ("/v1/chat", '{"text": "pin 4321", "chat_id": "trip/4321", "stream": false}', "chat_id"),
         ("/v1/memories", '{"text": "pin 4321", "chat_id": " 4321 "}', "chat_id"),
     ]
+    turn = '{"seq": 1, "tokens": 3, "message": {"content": "pin \\ud800 4321", "role": "user"}}'
+    imports = [
+        ('{"user_id": "u", "chat_id": "c", "summary": "pin \\udfff 4321"}', "summary"),
+        ('{"user_id": "u", "chat_id": "c", "title": "pin \\ud800 4321"}', "title"),
+        ('{"user_id": "u", "chat_id": "c", "turns": [' + turn + "]}", "turns.0.message.content"),
+    ]
     async with served.client(await served.key("ann")) as ann:
         for path, body, field in probes:
             response = await ann.post(path, content=body, headers={"content-type": "application/json"})
             assert response.status_code in {400, 422}, (path, body, response.text)
             assert field in response.text and "4321" not in response.text, (path, body, response.text)
+        for body, field in imports:
+            response = await ann.put(
+                "/v1/chats/c4", content=body, headers={"content-type": "application/json"}
+            )
+            assert response.status_code == 422, (body, response.text)
+            assert field in response.text and "4321" not in response.text, (body, response.text)
+        for path in ("/v1/chats/zq4321", "/v1/memories/zq4321", "/v1/memories?as_of=zq4321"):
+            response = await ann.get(path)
+            assert response.status_code in {400, 404} and "4321" not in response.text, (path, response.text)
+        assert (await ann.get("/v1/chats")).json() == []
     assert served.llm.calls == []  # refused before any model call
 
 
 def test_a_5xx_says_a_reason_and_a_request_id_and_logs_the_details(caplog: pytest.LogCaptureFixture) -> None:
     from brain.errors import ErasedError, NotFoundError, StoreError
-    from roles.http.errors import answer
+    from roles.failures import answer
 
     failure = StoreError("Redis EVALSHA failed: ConnectionError: 10.0.0.5:6379 brain:{f.bYW5u}:facts")
     with caplog.at_level("WARNING", logger="brain.http"):
@@ -204,3 +220,19 @@ def test_a_5xx_says_a_reason_and_a_request_id_and_logs_the_details(caplog: pytes
     assert answer(NotFoundError("there is no chat 'x'")) == (404, {"detail": "there is no chat 'x'"})
     assert answer(ErasedError("erased meanwhile"))[0] == 409
     assert answer(RuntimeError("boom"))[0] == 500 and "boom" not in str(answer(RuntimeError("boom"))[1])
+
+
+async def test_a_message_too_long_for_the_model_is_refused_or_archived_when_asked(served: Served) -> None:
+    text = "记住这个 zqarchmark. " * 30_000  # ~150k tokens: past the model's 128k window, within 1 MiB
+    async with served.client(await served.key("ann")) as http:
+        refused = await http.post("/v1/chat", json={"chat_id": "c1", "text": text, "stream": False})
+        archived = await http.post("/v1/chat", json={"chat_id": "c1", "text": text, "oversize": "archive"})
+        again = await http.post("/v1/chat", json={"chat_id": "c1", "text": text, "oversize": "archive"})
+        chats = (await http.get("/v1/chats")).json()
+    assert refused.status_code == 413 and "context window of 128000" in refused.json()["detail"]
+    assert "zqarchmark" not in refused.text
+    assert archived.status_code == 202 and archived.json()["passages"] > 100
+    assert archived.json()["chat_id"] == "c1" and "chat c1" in archived.json()["source"]
+    assert again.status_code == 202 and again.json()["unchanged"] and again.json()["passages"] == 0
+    assert chats == []  # no turn was stored
+    assert served.llm.calls == []  # nothing was sent to the model

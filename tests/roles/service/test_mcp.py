@@ -142,3 +142,38 @@ async def test_a_tool_refuses_arguments_it_does_not_take(served: Served) -> None
         tenant = await ann.call_tool("list_memories", {"user_id": "bob"})
         assert tenant.is_error and "'user_id'" in tenant.content[0].text
         assert data(await ann.call_tool("search_memories", {"query": "Lisbon", "limit": 3})) == []
+
+
+async def test_converse_refuses_a_text_too_long_for_the_model_or_archives_it_when_asked(
+    served: Served,
+) -> None:
+    text = "记住这个 zqarchmark. " * 30_000  # past the model's 128k window
+    async with http_client(served, await served.key("ann")) as ann:
+        refused = await ann.call_tool("converse", {"text": text})
+        archived = await ann.call_tool("converse", {"text": text, "oversize": "archive"})
+    assert refused.is_error and "context window of 128000" in refused.content[0].text
+    assert "zqarchmark" not in refused.content[0].text
+    assert not archived.is_error and "stored in archival memory as" in archived.content[0].text
+    assert served.llm.calls == []
+
+
+async def test_a_failing_model_is_a_tool_error_with_a_reason_and_a_request_id_not_its_details(
+    served: Served,
+) -> None:
+    from brain.errors import LLMTimeoutError
+
+    served.llm.add(LLMTimeoutError("gpt-x: no first token within 30 s at http://10.0.0.7:8000"))
+    async with http_client(served, await served.key("ann")) as ann:
+        failed = await ann.call_tool("converse", {"text": "Hello?"})
+    text = failed.content[0].text
+    assert failed.is_error and "did not answer in time (request " in text
+    assert "10.0.0.7" not in text
+
+
+async def test_a_wrongly_typed_argument_is_named_and_never_echoed(served: Served) -> None:
+    async with http_client(served, await served.key("ann")) as ann:
+        wrong = await ann.call_tool("search_memories", {"query": "Lisbon", "limit": "zq4321"})
+        empty = await ann.call_tool("converse", {"text": "hi", "chat_id": ""})
+    assert wrong.is_error and "limit" in wrong.content[0].text and "4321" not in wrong.content[0].text
+    assert empty.is_error and "chat_id must not be blank" in empty.content[0].text
+    assert served.llm.calls == []

@@ -14,7 +14,8 @@ writer: another user, with the same agent name), `owner` (ann's user-wide key). 
 - `refused`: an MCP tool error, and writer's memory unchanged.
 
 Each cell starts from an emptied Redis and writer's memory planted anew: a fact of writer (`FACT`), a
-chat `c1` of writer (`CHAT`), a shared fact of ann that every agent of hers sees.
+chat `c1` of writer (`CHAT`) whose fact extraction was parked as a dead letter quoting it, a shared fact of
+ann that every agent of hers sees.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from brain.backends.redis import RedisBackend
 from tests.roles.service.conftest import Served
 
 FACT = "FACTMARK lives in Lisbon"
@@ -65,6 +67,7 @@ MATRIX: dict[tuple[str, str], tuple[str, str, str, str]] = {
     ("get", "/v1/core-blocks"): ("hidden", "hidden", "hidden", "hidden"),
     ("get", "/v1/usage"): ("shows", "hidden", "hidden", "hidden"),
     ("get", "/v1/graph"): ("hidden", "hidden", "hidden", "hidden"),
+    ("get", "/v1/dead-letters"): ("shows", "hidden", "hidden", "hidden"),
 }
 
 # What a route is sent besides its path: a body (with `{export}`: writer's chat exported, its text
@@ -100,6 +103,8 @@ async def _plant(served: Served) -> Planted:
         assert reply.status_code == 200, reply.text
         event = (await own.get(f"/v1/memories/{fact['id']}/history")).json()[0]
         export = (await own.get("/v1/chats/c1/export")).json()
+    queue = RedisBackend(served.redis, prefix="svc").queue
+    await queue.park(await queue.read("planter", 10, None), f"no JSON in the reply: {CHAT!r}", 3)
     async with served.client(await served.key("ann")) as owner:
         shared = (await owner.post("/v1/memories", json={"text": SHARED, "infer": False})).json()["fact"]
     neutral = json.loads(json.dumps(export).replace("CHATMARK", "someone"))
@@ -176,7 +181,7 @@ async def test_every_route_by_every_key_reaches_only_its_scope(served: Served) -
             seen, detail = await _cell(served, method, path, caller)
             assert seen == outcome, (method, path, caller, detail)
             cells += 1
-    assert (len(routes), cells) == (19, 76)
+    assert (len(routes), cells) == (20, 80)
 
 
 async def test_an_agents_erase_leaves_the_shared_facts_and_the_other_agents(served: Served) -> None:

@@ -16,6 +16,7 @@ from brain.backends.redis import RedisBackend
 from brain.storage.conversation import Conversation
 from brain.testing import ScriptedLLM
 from brain.testing.conformance.erasure import ErasureStoreConformance
+from brain.testing.conformance.queue import FactQueueConformance
 from tests.support.servers import RedisServerProcess
 from tests.support.stores import redis_index, redis_tiers
 
@@ -181,3 +182,16 @@ class TestErasureOnACluster(ErasureStoreConformance):
         )
         async with await RedisConnection.open(settings) as connection:
             yield RedisBackend(connection.client, prefix=f"e{uuid.uuid4().hex[:8]}")
+
+
+class TestQueueOnACluster(FactQueueConformance):
+    """The stream, its dead letters and each chat's tries share one slot; a park checks the user's erasure
+    record (another slot) right after its script."""
+
+    @pytest.fixture
+    async def backend(self, cluster_url: str, tmp_path: Path) -> AsyncIterator[RedisBackend]:
+        settings = Settings.model_validate(
+            {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+        )
+        async with await RedisConnection.open(settings) as connection:
+            yield RedisBackend(connection.client, prefix=f"q{uuid.uuid4().hex[:8]}")

@@ -94,7 +94,7 @@ async def test_server_killed_mid_run_keeps_every_acknowledged_turn(server: str, 
 
 FAILURES = {
     "http-500": [Fault(500)] * 2,
-    "timeout": [Slow(1.0, Chat("late"))] * 2,
+    "timeout": [Slow(1.0, Chat("late"))],  # llm.timeout is the whole call's: no retry after it
     "empty": [Chat("")],
     "garbage": [Malformed()],
     "over-long": [Chat("word " * 3_000)],
@@ -117,7 +117,9 @@ async def test_llm_failing_during_summarize_changes_nothing(
     await memory.dumps()
     before = (await BrainMemory.loads(store, "u", "c")).model_dump()
     openai_server.script(*FAILURES[failure])
-    settings = LLMSettings(base_url=openai_server.url, timeout=0.3, max_retries=1)
+    settings = LLMSettings(
+        base_url=openai_server.url, timeout=0.3 if failure == "timeout" else 5, max_retries=1
+    )
     async with OpenAILLM.from_settings(settings) as llm:
         with pytest.raises(LLMError):
             await memory.summarize(Summarizer(llm))

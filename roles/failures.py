@@ -1,7 +1,7 @@
-"""What a failed request is told. A 4xx says what the caller can fix (the error's own message, which names
-fields, never internals). A 5xx says a generic reason and a request id; the details (hosts, commands,
-a model endpoint's words) go to the log under that id, not to whoever sent the request. Never the caller's
-input, never a lone surrogate."""
+"""What a failed request is told, over HTTP (a status and a body) or MCP (a tool error's text). A 4xx
+says what the caller can fix (the error's own message, which names fields, never internals). A 5xx says a
+generic reason and a request id; the details (hosts, commands, a model endpoint's words) go to the log
+under that id, not to whoever sent the request. Never the caller's input, never a lone surrogate."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from brain.errors import (
     ErasedError,
     InputError,
     LLMError,
+    LLMTimeoutError,
     NotFoundError,
     StoreError,
     TooLargeError,
@@ -33,12 +34,14 @@ _STATUS: tuple[tuple[type[BrainError], int], ...] = (
     (ErasedError, 409),
     (ConflictError, 409),
     (StoreError, 503),
+    (LLMTimeoutError, 504),
     (LLMError, 502),
 )
 
 _REASONS = {
     502: "the language model failed to answer",
     503: "memory storage is unavailable; try again shortly",
+    504: "the language model did not answer in time",
 }
 
 
