@@ -95,6 +95,13 @@ class RedisSettings(BaseModel):
     ssl_keyfile: Path | None = None
     ssl_cert_reqs: Literal["required", "optional", "none"] = "required"
     ssl_check_hostname: bool = True
+    wait_replicas: int = Field(
+        0,
+        ge=0,
+        le=16,
+        description="replicas that must have a write before it is acknowledged (WAIT); 0 = none",
+    )
+    wait_timeout_ms: int = Field(1_000, ge=1, description="how long a write waits for them before StoreError")
 
     @field_validator("url")
     @classmethod
@@ -103,7 +110,45 @@ class RedisSettings(BaseModel):
             scheme = value.get_secret_value().split("://", 1)[0].lower()
             if scheme not in {"redis", "rediss", "unix", "valkey", "valkeys"}:
                 raise ValueError("must start with redis://, rediss:// or unix://")
+            cls.seed_urls(value.get_secret_value())  # several hosts: each must be host[:port]
         return value
+
+    @model_validator(mode="after")
+    def _check_seeds(self) -> RedisSettings:
+        if self.url is not None and not self.cluster and len(self.seed_urls(self.url.get_secret_value())) > 1:
+            raise ValueError(
+                "url lists several hosts: that is for a Cluster's seed nodes (set redis.cluster: true)"
+            )
+        return self
+
+    @staticmethod
+    def seed_urls(url: str) -> list[str]:
+        """The URL once per host it lists. A Cluster's seed nodes are written as one URL whose hosts are
+        comma-separated, `redis://user:password@h1:7000,h2:7000,h3:7000/0`: one scheme, one set of
+        credentials, one database and query for all of them (so TLS and credentials apply to every node);
+        a port left out is 6379. A one-host URL comes back as it is. Pure; `ValueError` for an empty or
+        malformed host (naming the host, never the credentials)."""
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return [url]  # one URL the client cannot use either: it says so when connecting
+        userinfo, at, hosts = parts.netloc.rpartition("@")
+        if "," not in hosts:
+            return [url]
+        if parts.path.startswith("//"):  # redis://h1:7000,redis://h2:7000
+            raise ValueError("write the scheme once and the hosts comma-separated: redis://h1:7000,h2:7000")
+        seeds = []
+        for host in (h.strip() for h in hosts.split(",")):
+            seed = urlunsplit(parts._replace(netloc=f"{userinfo}{at}{host}"))
+            try:
+                node = urlsplit(seed)
+                valid = bool(node.hostname) and (node.port is not None or not host.endswith(":"))
+            except ValueError:
+                valid = False
+            if not valid:
+                raise ValueError(f"bad host {host!r} in the list of hosts: write host:port, comma-separated")
+            seeds.append(seed)
+        return seeds
 
     @property
     def masked_url(self) -> str:

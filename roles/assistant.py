@@ -191,11 +191,15 @@ class Assistant(Role):
 
     # ------------------------------------------------------------------ turns (the engine's)
 
-    async def chat(self, user_id: str, chat_id: str, text: str) -> str:
-        return await (await self.ready()).chat(user_id, chat_id, text)
+    async def chat(self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None) -> str:
+        """One turn; the answer. `message_id`: an idempotency key (a retry with it never stores the turn
+        twice and gives the stored answer)."""
+        return await (await self.ready()).chat(user_id, chat_id, text, message_id=message_id)
 
-    async def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
-        async for piece in (await self.ready()).chat_stream(user_id, chat_id, text):
+    async def chat_stream(
+        self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None
+    ) -> AsyncIterator[str]:
+        async for piece in (await self.ready()).chat_stream(user_id, chat_id, text, message_id=message_id):
             yield piece
 
     async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:

@@ -22,8 +22,8 @@ from actions.relate import context_of, points_back, relate_and_rewrite
 from actions.summarizer import Summarizer
 from actions.talk import Refit, TalkAction
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, InputError, StoreError, TooLargeError
-from brain.keys import raw_id
+from brain.errors import BrainError, ConfigError, InputError, TooLargeError
+from brain.keys import check_id, raw_id
 from brain.llm.protocol import LLM, ChatMessage, TextDelta
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import Spending, spending
@@ -39,10 +39,11 @@ from brain.storage import fence
 from brain.storage.conversation import Conversation
 from brain.storage.facts import Fact
 from roles.access import agent_of, agent_sees, check_new_chat
+from roles.after_commit import AfterCommit
 from roles.locks import KeyedLocks
 from roles.modes.brain import BrainMode
 from roles.skills import Skills
-from roles.turn import Turn
+from roles.turn import Turn, answer_id
 
 __all__ = ["TurnEngine"]
 
@@ -71,6 +72,7 @@ class TurnEngine:
             runtime.memory_llm, runtime.tokenizer, self.memory_settings
         )
         self._locks = KeyedLocks()
+        self.after_commit = AfterCommit()
 
     @property
     def llm(self) -> LLM:
@@ -143,19 +145,40 @@ class TurnEngine:
 
     # ------------------------------------------------------------------ turns
 
-    async def chat(self, user_id: str, chat_id: str, text: str) -> str:
+    async def chat(self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None) -> str:
         """One turn for (user_id, chat_id); the whole answer."""
-        return "".join([piece async for piece in self.chat_stream(user_id, chat_id, text)])
+        pieces = self.chat_stream(user_id, chat_id, text, message_id=message_id)
+        return "".join([piece async for piece in pieces])
 
-    async def chat_stream(self, user_id: str, chat_id: str, text: str) -> AsyncIterator[str]:
-        """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text."""
+    async def chat_stream(
+        self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None
+    ) -> AsyncIterator[str]:
+        """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text.
+
+        `message_id` (the caller's idempotency key) becomes the question's id: a call retried with the same
+        one (after a timeout, a lost connection) finds the answer stored the first time and gives it again,
+        without a model call, and never stores the turn twice."""
         check_new_chat(user_id, chat_id)
         Conversation(user_id, chat_id)
         text = check_text(text, self.memory_settings.max_message_bytes)
+        if message_id is not None:
+            check_id(message_id, "message_id")
         self.check_fits(text)
+        if message_id is not None:
+            stored = await self.answered(user_id, chat_id, message_id)
+            if stored is not None:
+                yield stored
+                return
         async with self.chat_memory(user_id, chat_id, pending=text) as memory:  # saved at once: a crash or
-            async for piece in self._turn(memory):  # a failed call keeps it pending
+            async for piece in self._turn(memory, message_id):  # a failed call keeps it pending
                 yield piece
+
+    async def answered(self, user_id: str | bytes, chat_id: str | bytes, message_id: str) -> str | None:
+        """The stored answer to the question with `message_id`, or None when none was stored."""
+        conv, store = Conversation(user_id, chat_id), self.runtime.store
+        seq = await store.seq_of(conv, answer_id(message_id))
+        found = await store.read_turns(conv, seq, 1) if seq is not None else []
+        return found[0].message.content or "" if found else None
 
     def fits(self, text: str) -> bool:
         """Whether a message of `text` can be answered (`check_fits` would not refuse it)."""
@@ -197,7 +220,7 @@ class TurnEngine:
             async for piece in self._turn(memory):
                 yield piece
 
-    async def _turn(self, memory: BrainMemory) -> AsyncIterator[str]:
+    async def _turn(self, memory: BrainMemory, message_id: str | None = None) -> AsyncIterator[str]:
         # Every call made for the turn (summaries, tools, the answer) is stored with the turn itself;
         # calls a turn makes after its write, or a failed turn's, cost a write of their own.
         with spending() as spent:
@@ -205,6 +228,7 @@ class TurnEngine:
             if turn is None:
                 await self.record_usage(memory.user_id, memory.chat_id, spent)
                 return
+            turn.message_id = message_id
             async for piece in self.answer_turn(turn, spent):
                 yield piece
 
@@ -302,14 +326,11 @@ class TurnEngine:
         return [f for f in found if agent_sees(agent, f)][:limit]
 
     async def queue_facts(self, memory: BrainMemory) -> None:
-        """Hand the chat's new turns to the fact workers (one write). A failure only delays them: the next
-        turn's entry covers these turns too."""
+        """Hand the chat's new turns to the fact workers (one write; run it through `after_commit`: a
+        failure only delays them, and the next turn's entry covers these turns too)."""
         if not self.memory_settings.facts.enabled or self.runtime.tiers is None:
             return
-        try:
-            await self.runtime.tiers.fact_queue.push(memory.user_id, memory.chat_id, memory.turn_count)
-        except StoreError as exc:
-            _log.warning("queueing turns for fact extraction failed (the next turn retries): %s", exc)
+        await self.runtime.tiers.fact_queue.push(memory.user_id, memory.chat_id, memory.turn_count)
 
     async def record_usage(self, user_id: str | bytes, chat_id: str | bytes, spent: Spending) -> None:
         """Add what was spent to the user's usage in the backend (per chat and model)."""
@@ -322,13 +343,21 @@ class TurnEngine:
         on their own."""
         memory = turn.memory
         memory.add_usage(turn.calls, turn.usage, model_usage(spent))
-        memory.add_talk(Message(content=turn.text, sent_from="user"))
+        ids = {} if turn.message_id is None else {"id": turn.message_id}
+        memory.add_talk(Message(content=turn.text, sent_from="user", **ids))
         turn.answer = Message(
-            role="assistant", content="".join(turn.pieces), sent_from=self.speaker, cause_by="TalkAction"
+            role="assistant",
+            content="".join(turn.pieces),
+            sent_from=self.speaker,
+            cause_by="TalkAction",
+            **({} if turn.message_id is None else {"id": answer_id(turn.message_id)}),
         )
         memory.add_answer(turn.answer)
         await memory.dumps()
         spent.clear()  # written with the turn: a failure after this point does not count it again
-        await self.queue_facts(memory)
-        await self.mode.committed(self, turn)
-        await self.record_usage(memory.user_id, memory.chat_id, spent)
+        # committed: what follows never fails the turn (its steps are tried again in the background)
+        await self.after_commit.run("queueing for facts", lambda: self.queue_facts(memory))
+        await self.after_commit.run("the memory mode's step", lambda: self.mode.committed(self, turn))
+        await self.after_commit.run(
+            "recording usage", lambda: self.record_usage(memory.user_id, memory.chat_id, spent)
+        )

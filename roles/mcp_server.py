@@ -126,10 +126,14 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
 
     @server.tool()
     async def converse(
-        text: str, chat_id: str | None = None, oversize: Literal["refuse", "archive"] = "refuse"
+        text: str,
+        chat_id: str | None = None,
+        oversize: Literal["refuse", "archive"] = "refuse",
+        message_id: str | None = None,
     ) -> str:
         """Say something to the assistant that owns this memory; its answer. A text too long for the model
-        is refused, or with `oversize="archive"` stored in archival memory instead (nothing answered)."""
+        is refused, or with `oversize="archive"` stored in archival memory instead (nothing answered).
+        `message_id`: an idempotency key; a call retried with it gives the stored answer again."""
         chat = default_chat if chat_id is None else chat_id
 
         async def answer() -> str:
@@ -138,7 +142,7 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
                 return (
                     f"stored in archival memory as {stored.passages} passages ({stored.source}), not answered"
                 )
-            return "".join([p async for p in service.converse(scope(), chat, text)])
+            return "".join([p async for p in service.converse(scope(), chat, text, message_id)])
 
         reply: str = await run(answer())
         return reply

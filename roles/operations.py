@@ -70,7 +70,7 @@ class ChatOperations:
                 (memory.add_talk if message.role == "user" else memory.add_history)(message)
             await memory.dumps()
             await self.engine.mode.written(self.engine, memory)
-            await self.engine.queue_facts(memory)
+            await self.engine.after_commit.run("queueing for facts", lambda: self.engine.queue_facts(memory))
             return memory.turn_count
 
     async def add_knowledge(self, user_id: str, chat_id: str, text: str) -> None:

@@ -70,6 +70,11 @@ class NewMessage(BaseModel):
 
     role: Literal["user", "assistant"] = "user"
     content: str = Field(min_length=1)
+    id: str | None = Field(
+        None,
+        pattern=r"^[^\x00-\x1f/]{1,256}$",
+        description="an idempotency key: a message added again with its id is stored once",
+    )
 
 
 class AddResult(BaseModel):
@@ -185,7 +190,10 @@ class MemoryService:
         given = (
             [NewMessage(content=check_text(text, limit, "memory"))] if text is not None else list(messages)
         )
-        turns = [Message(role=m.role, content=m.content, sent_from=m.role) for m in given]
+        turns = [
+            Message(role=m.role, content=m.content, sent_from=m.role, **({"id": m.id} if m.id else {}))
+            for m in given
+        ]
         count = await self.assistant.add_turns(scope.user, storage_chat(scope, chat_id), turns)
         return AddResult(chat_id=chat_id, turns=count, queued=self.runtime.settings.memory.facts.enabled)
 
@@ -292,9 +300,13 @@ class MemoryService:
         )
         return ChatView(chat=_info(chat_id, meta), summary_upto=meta.summary_upto, turns=views)
 
-    async def converse(self, scope: Scope, chat_id: str, text: str) -> AsyncGenerator[str, None]:
-        """One turn with the assistant in the scope's `chat_id`, streamed."""
-        async for piece in self.assistant.chat_stream(scope.user, storage_chat(scope, chat_id), text):
+    async def converse(
+        self, scope: Scope, chat_id: str, text: str, message_id: str | None = None
+    ) -> AsyncGenerator[str, None]:
+        """One turn with the assistant in the scope's `chat_id`, streamed (`message_id`: an idempotency
+        key, see `Assistant.chat`)."""
+        chat = storage_chat(scope, chat_id)
+        async for piece in self.assistant.chat_stream(scope.user, chat, text, message_id=message_id):
             yield piece
 
     async def dead_letters(self, scope: Scope, limit: int = 100) -> list[DeadLetterView]:

@@ -21,7 +21,13 @@ from brain.settings import MemorySettings
 from brain.storage.facts import Fact
 from roles.skills import Skills
 
-__all__ = ["Host", "Turn"]
+__all__ = ["Host", "Turn", "answer_id"]
+
+
+def answer_id(message_id: str) -> str:
+    """The id of the answer to the question with `message_id`: derived, so that two calls with the same
+    message id store one answer however they race (appends are idempotent by id). Pure."""
+    return f"{message_id}:answer"
 
 
 @dataclass
@@ -31,6 +37,7 @@ class Turn:
     memory: BrainMemory
     text: str
     resolved: str | None = None  # the text made self-contained (refine_memory's rewrite), if it was
+    message_id: str | None = None  # the question's id when the caller gave one (a retry finds the turn)
     answer: Message | None = None  # the answer as stored, once committed
     pieces: list[str] = field(default_factory=list)
     trail: list[ChatMessage] = field(default_factory=list)  # the turn's tool rounds (block memory keeps them)

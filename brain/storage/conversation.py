@@ -147,6 +147,11 @@ class ConversationStore(SummaryStore, Protocol):
         """Turns with seq in [start, start + count), oldest first."""
         ...
 
+    async def seq_of(self, conv: Conversation, message_id: str) -> int | None:
+        """Where the turn with `message_id` is stored (its seq), or None when no turn has that id (what
+        makes a retried call with the same message id find the turn it already stored)."""
+        ...
+
     async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
         """Take turns back (they stay stored, flagged hidden, out of the window). Returns the version."""
         ...

@@ -73,6 +73,11 @@ class ChatRequest(BaseModel):
     chat_id: str = Field("default", pattern=_ID)
     text: str = Field(min_length=1)
     stream: bool = True
+    message_id: str | None = Field(
+        None,
+        pattern=_ID,
+        description="an idempotency key: a request retried with it gives the stored answer, never a 2nd turn",
+    )
     oversize: Literal["refuse", "archive"] = Field(
         "refuse",
         description="a message too long for the model: refused (413), or stored in archival memory (202)",
@@ -121,7 +126,7 @@ async def chat(
     if body.oversize == "archive" and not await service.fits(body.text):
         response.status_code = 202
         return await service.archive(scope, body.chat_id, body.text)
-    pieces = service.converse(scope, body.chat_id, body.text)
+    pieces = service.converse(scope, body.chat_id, body.text, body.message_id)
     if not body.stream:
         return ChatReply(chat_id=body.chat_id, text="".join([p async for p in pieces]))
     try:

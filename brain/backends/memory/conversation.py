@@ -132,6 +132,10 @@ class InMemoryStore:
         turns = record.turns[max(start, 1) - 1 : max(start, 1) - 1 + count]
         return [replace(t, hidden=t.seq in record.hidden) for t in turns]
 
+    async def seq_of(self, conv: Conversation, message_id: str) -> int | None:
+        record = self._get(conv)
+        return None if record is None else record.ids.get("t:" + message_id)
+
     async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
         record = self._get(conv)
         return (

@@ -39,9 +39,13 @@ class RedisBackend:
         ttl_seconds: int | None = None,
         max_message_bytes: int = 1_048_576,
         erase_fence_seconds: int = 604_800,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1_000,
     ) -> None:
         self.client, self.prefix, self.name = client, prefix, name
-        self.fencing = fencing = Fencing(client, prefix)
+        self.fencing = fencing = Fencing(
+            client, prefix, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms
+        )
         self.erasure = RedisErasureStore(client, prefix=prefix, fence_seconds=erase_fence_seconds)
         self.conversations = RedisMemoryStore(
             client,
@@ -70,6 +74,8 @@ class RedisBackend:
             ttl_seconds=settings.memory.ttl_seconds,
             max_message_bytes=settings.memory.max_message_bytes,
             erase_fence_seconds=settings.memory.erase_fence_seconds,
+            wait_replicas=settings.redis.wait_replicas,
+            wait_timeout_ms=settings.redis.wait_timeout_ms,
         )
 
     def index(self, base: str) -> RedisIndexStore:
@@ -86,7 +92,12 @@ class RedisBackend:
         )
 
     async def ping(self) -> None:
+        """The store answers; on a Cluster, every slot has a primary (not while one fails over)."""
         await self.client.ping()
+        if isinstance(self.client, RedisCluster):
+            state = (await self.client.cluster_info()).get("cluster_state")
+            if state != "ok":
+                raise StoreError(f"the Cluster's state is {state!r}: a primary is down or failing over")
 
     async def user_leftovers(self, user_id: str | bytes) -> list[str]:
         """Every key of `user_id` (a full SCAN per pattern)."""

@@ -29,9 +29,11 @@ class RedisConnection:
 
     @classmethod
     async def open(cls, settings: Settings) -> RedisConnection:
-        """Connect to `redis.url`, or to the embedded Valkey under `home`; ping and check the version.
+        """Connect to `redis.url`, or to the embedded Valkey under `home`; ping and check the version. On a
+        Cluster whose URL lists several seed nodes, any one that answers will do.
 
-        Raises `StoreError` naming the URL (password masked) when the server is not usable.
+        Raises `StoreError` naming the URL as configured (every seed node, password masked) when the server
+        is not usable: `UnreachableError` when it (or every seed node) does not answer.
         """
         embedded = None
         if settings.redis.url is None:

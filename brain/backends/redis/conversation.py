@@ -234,6 +234,10 @@ class RedisMemoryStore:
             replace(t, hidden=True) if t.seq in gone else t for t in _parse_turns(keys.turns, raw, start - 1)
         ]
 
+    async def seq_of(self, conv: Conversation, message_id: str) -> int | None:
+        seq = await self._client.hget(self.keys(conv).ids, "t:" + message_id)
+        return None if seq is None else int(seq)
+
     async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
         keys = self.keys(conv)
         if count <= 0:

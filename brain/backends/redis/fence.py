@@ -17,6 +17,7 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 
 from brain.backends.redis.client import RedisClient
+from brain.backends.redis.replicas import acknowledged
 from brain.keys import erasure_key, fence_key, namespace_base, raw_id
 from brain.storage import fence
 from brain.storage.fence import Ticket, erased_fields
@@ -84,9 +85,13 @@ def fenced(body: str) -> str:
 class Fencing:
     """Where this backend's write scripts find the erasure record, and the run script for plain writes."""
 
-    def __init__(self, client: RedisClient, prefix: str) -> None:
+    def __init__(
+        self, client: RedisClient, prefix: str, *, wait_replicas: int = 0, wait_timeout_ms: int = 1_000
+    ) -> None:
         self.prefix, self.cluster = prefix, isinstance(client, RedisCluster)
+        self._client = client
         self._run = TracedScript(client.register_script(fenced(RUN)), "fence.run")
+        self.wait_replicas, self.wait_timeout_ms = wait_replicas, wait_timeout_ms
 
     def ticket_parts(self, base: str, user_id: str | bytes | None = None) -> tuple[list[str], list[Any]]:
         """The key and arguments that put a write to namespace `base` (of `user_id`, when the store knows
@@ -100,10 +105,15 @@ class Fencing:
     async def call(
         self, script: Any, keys: list[str], args: list[Any], user_id: str | bytes | None = None
     ) -> Any:
-        """Call a `fenced` script with the held ticket (its namespace is that of `keys[0]`)."""
+        """Call a `fenced` script with the held ticket (its namespace is that of `keys[0]`); with
+        `wait_replicas`, acknowledged once that many replicas have the write (`replicas.acknowledged`)."""
         head, ticket = self.ticket_parts(namespace_base(keys[0]), user_id)
         head += keys
         ticket += args
+        if self.wait_replicas:
+            return await acknowledged(
+                self._client, script, head, ticket, self.wait_replicas, self.wait_timeout_ms
+            )
         return await script(keys=head, args=ticket)
 
     async def run(

@@ -81,6 +81,16 @@ class ConversationStoreConformance(BackendSuite):
         turns = await store.read_turns(CONV, 1, 100)
         assert [t.message.id for t in turns] == ["m0", "m1", "m2", "m3"]
 
+    async def test_a_turn_is_found_by_its_message_id(self, backend: Backend) -> None:
+        store = backend.conversations
+        assert await store.seq_of(CONV, "m1") is None
+        await store.write(CONV, batch(msgs(3)))
+        await store.write(CONV, batch(msgs(2, start=1)))  # m1 again: still where it was first stored
+        assert [await store.seq_of(CONV, f"m{i}") for i in range(4)] == [1, 2, 3, None]
+        assert await store.seq_of(Conversation("alice", "c2"), "m1") is None  # per chat
+        await store.write(CONV, batch([], knowledge=(Message(id="k9", content="a note"),)))
+        assert await store.seq_of(CONV, "k9") is None  # knowledge is not a turn
+
     async def test_message_round_trip_is_exact(self, backend: Backend) -> None:
         store = backend.conversations
         original = Message(

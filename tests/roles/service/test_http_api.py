@@ -236,3 +236,34 @@ async def test_a_message_too_long_for_the_model_is_refused_or_archived_when_aske
     assert again.status_code == 202 and again.json()["unchanged"] and again.json()["passages"] == 0
     assert chats == []  # no turn was stored
     assert served.llm.calls == []  # nothing was sent to the model
+
+
+async def test_a_chat_retried_with_its_message_id_gives_the_stored_answer_and_one_turn(
+    served: Served,
+) -> None:
+    served.llm.add("Hello Ann.")  # one reply: a second model call would fail loudly
+    body = {"chat_id": "c1", "text": "Hi", "message_id": "req-42", "stream": False}
+    async with served.client(await served.key("ann")) as http:
+        first = await http.post("/v1/chat", json=body)
+        again = await http.post("/v1/chat", json=body)
+        async with http.stream("POST", "/v1/chat", json={**body, "stream": True}) as response:
+            raw = (await response.aread()).decode()
+        chats = (await http.get("/v1/chats")).json()
+    assert first.json()["text"] == again.json()["text"] == "Hello Ann."
+    assert '"text": "Hello Ann."' in raw.split("event: done")[1]
+    assert [(c["id"], c["turns"]) for c in chats] == [("c1", 2)]
+    assert len(served.llm.calls) == 1
+
+
+async def test_messages_added_again_with_their_ids_are_stored_once(served: Served) -> None:
+    body = {
+        "chat_id": "notes",
+        "messages": [{"content": "I moved to Lisbon", "id": "n-1"}, {"content": "I like tea", "id": "n-2"}],
+    }
+    async with served.client(await served.key("ann")) as http:
+        first = await http.post("/v1/memories", json=body)
+        again = await http.post("/v1/memories", json=body)
+        chats = (await http.get("/v1/chats")).json()
+    assert first.status_code == again.status_code == 202
+    assert first.json()["turns"] == again.json()["turns"] == 2
+    assert [(c["id"], c["turns"]) for c in chats] == [("notes", 2)]

@@ -177,3 +177,12 @@ async def test_a_wrongly_typed_argument_is_named_and_never_echoed(served: Served
     assert wrong.is_error and "limit" in wrong.content[0].text and "4321" not in wrong.content[0].text
     assert empty.is_error and "chat_id must not be blank" in empty.content[0].text
     assert served.llm.calls == []
+
+
+async def test_converse_retried_with_its_message_id_answers_once(served: Served) -> None:
+    served.llm.add("Hello Ann.")
+    async with http_client(served, await served.key("ann")) as ann:
+        first = await ann.call_tool("converse", {"text": "Hi", "message_id": "m-1"})
+        again = await ann.call_tool("converse", {"text": "Hi", "message_id": "m-1"})
+    assert first.content[0].text == again.content[0].text == "Hello Ann."
+    assert len(served.llm.calls) == 1

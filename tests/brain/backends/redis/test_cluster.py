@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -17,26 +16,9 @@ from brain.storage.conversation import Conversation
 from brain.testing import ScriptedLLM
 from brain.testing.conformance.erasure import ErasureStoreConformance
 from brain.testing.conformance.queue import FactQueueConformance
+from tests.support.cluster import cluster_ports
 from tests.support.servers import RedisServerProcess
 from tests.support.stores import redis_index, redis_tiers
-
-
-def cluster_ports(n: int) -> list[int]:
-    """Ports whose cluster-bus port (+10000) is free too."""
-    ports: list[int] = []
-    while len(ports) < n:
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = a.getsockname()[1]
-        if port + 10_000 > 65_535 or port in ports:
-            continue
-        with socket.socket() as b:
-            try:
-                b.bind(("127.0.0.1", port + 10_000))
-            except OSError:
-                continue
-        ports.append(port)
-    return ports
 
 
 @pytest.fixture(scope="module")
@@ -195,3 +177,25 @@ class TestQueueOnACluster(FactQueueConformance):
         )
         async with await RedisConnection.open(settings) as connection:
             yield RedisBackend(connection.client, prefix=f"q{uuid.uuid4().hex[:8]}")
+
+
+async def test_wait_replicas_goes_to_the_writes_own_node_on_a_cluster(
+    cluster_url: str, tmp_path: Path
+) -> None:
+    from brain.errors import StoreError
+    from brain.storage.conversation import WriteBatch
+
+    settings = Settings.model_validate(
+        {
+            "home": str(tmp_path),
+            "redis": {"url": cluster_url, "cluster": True, "wait_replicas": 1, "wait_timeout_ms": 100},
+        }
+    )
+    batch = WriteBatch(turns=((Message(id="w1", content="hello"), 2),))
+    async with await RedisConnection.open(settings) as connection:
+        backend = RedisBackend.for_settings(connection.client, settings)
+        for chat in (f"wait-{uuid.uuid4().hex}" for _ in range(6)):  # chats on every node
+            with pytest.raises(StoreError, match="reached 0 of the 1 replicas"):  # these nodes have none
+                await backend.conversations.write(Conversation("ann", chat), batch)
+            stored = await backend.conversations.read_turns(Conversation("ann", chat), 1, 5)
+            assert [t.message.id for t in stored] == ["w1"]  # on the primary: a retry with the id is safe
