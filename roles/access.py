@@ -24,6 +24,7 @@ from brain.memory.facts import AuditEvent, Fact
 
 __all__ = [
     "AGENT_CHAT",
+    "ID_PATTERN",
     "Scope",
     "agent_chat",
     "agent_of",
@@ -98,6 +99,11 @@ def erases_fact(scope: Scope, fact: Fact) -> bool:
     """Whether erasing the scope's memory erases the fact: every fact of the user, or the agent's own
     (the user's shared facts stay: other agents and the owner reach them too)."""
     return scope.agent is None or fact.agent_id == scope.agent
+
+
+ID_PATTERN = r"^[^\x00-\x1f/]{1,256}$"
+"""What a request schema declares of an id (`brain.keys.check_id` checks the rest: every id made is
+reachable)."""
 
 
 def storage_chat(scope: Scope, chat_id: str) -> str:

@@ -178,7 +178,9 @@ class TurnEngine:
         conv, store = Conversation(user_id, chat_id), self.runtime.store
         seq = await store.seq_of(conv, answer_id(message_id))
         found = await store.read_turns(conv, seq, 1) if seq is not None else []
-        return found[0].message.content or "" if found else None
+        if not found:
+            return None
+        return found[0].message.content or ""
 
     def fits(self, text: str) -> bool:
         """Whether a message of `text` can be answered (`check_fits` would not refuse it)."""

@@ -31,7 +31,16 @@ from brain.storage import fence
 from brain.storage.conversation import Conversation, ConversationMeta
 from brain.storage.fence import Ticket
 from brain.storage.usage import UsageRow
-from roles.access import Scope, erases_fact, erases_user, request_chat, sees, sees_event, storage_chat
+from roles.access import (
+    ID_PATTERN,
+    Scope,
+    erases_fact,
+    erases_user,
+    request_chat,
+    sees,
+    sees_event,
+    storage_chat,
+)
 from roles.assistant import Assistant
 from roles.modes.tiered import TieredMode
 
@@ -72,7 +81,7 @@ class NewMessage(BaseModel):
     content: str = Field(min_length=1)
     id: str | None = Field(
         None,
-        pattern=r"^[^\x00-\x1f/]{1,256}$",
+        pattern=ID_PATTERN,
         description="an idempotency key: a message added again with its id is stored once",
     )
 

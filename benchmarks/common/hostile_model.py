@@ -40,7 +40,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from benchmarks.common.scripted_model import MARK, chunk, completion, kind_of, reply_for
+from benchmarks.common.scripted_model import (  # the same record file, state and /state
+    MARK,
+    chunk,
+    completion,
+    finished,
+    kind_of,
+    log,
+    reply_for,
+    state,
+    status,
+)
 
 MODES = ("hang", "stall", "dribble", "fence", "garble")
 ANSWER_MODES = ("hang", "stall", "dribble")
@@ -49,14 +59,6 @@ HANG_LIMIT = 900.0  # seconds a hung request waits for its client to go, at most
 CUT = 4_000
 
 knobs: dict[str, Any] = {"mode": "normal", "dribble_delay": 1.0, "dribble_pieces": 3}
-state: dict[str, Any] = {"inflight": 0, "last": time.monotonic(), "n": 0}
-record = Path(sys.argv[2]) if len(sys.argv) > 2 else None
-
-
-def log(entry: dict[str, Any]) -> None:
-    if record is not None:
-        with record.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
 
 def mode_of(kind: str, messages: list[dict[str, Any]]) -> str:
@@ -126,7 +128,7 @@ async def completions(request: Request) -> Response:
     try:
         text, calls = reply_for(kind, body)
     except BaseException:
-        finished(n)
+        finished(n, disconnected=False)
         raise
     if mode == "fence" and text is not None:
         text = f"Here are the facts I found:\n\n```json\n{text}\n```\n\nLet me know if you need more."
@@ -138,7 +140,7 @@ async def completions(request: Request) -> Response:
         for i, (name, args) in enumerate(calls)
     ]
     if not streamed:
-        finished(n)
+        finished(n, disconnected=False)
         return JSONResponse(completion(body, text, tool_calls, usage))
 
     async def events() -> AsyncIterator[str]:
@@ -169,17 +171,6 @@ async def completions(request: Request) -> Response:
             finished(n, disconnected=disconnected)
 
     return StreamingResponse(events(), media_type="text/event-stream")
-
-
-def finished(n: int, disconnected: bool = False) -> None:
-    state["inflight"] -= 1
-    state["last"] = time.monotonic()
-    log({"n": n, "done": time.time(), "disconnected": disconnected})
-
-
-async def status(request: Request) -> Response:
-    idle = 0.0 if state["inflight"] else time.monotonic() - state["last"]
-    return JSONResponse({"inflight": state["inflight"], "idle_for": idle, "requests": state["n"]})
 
 
 async def control(request: Request) -> Response:

@@ -188,10 +188,11 @@ async def completions(request: Request) -> Response:
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
-def finished(n: int) -> None:
+def finished(n: int, **more: Any) -> None:
+    """Request `n`'s reply ended (`more`: what else its record line says)."""
     state["inflight"] -= 1
     state["last"] = time.monotonic()
-    log({"n": n, "done": time.time()})
+    log({"n": n, "done": time.time(), **more})
 
 
 async def status(request: Request) -> Response:

@@ -16,6 +16,7 @@ from brain.memory.core import Block
 from brain.memory.erasure import ErasureReport
 from brain.memory.facts import AuditEvent, Fact
 from brain.memory.transfer import ConversationExport
+from roles.access import ID_PATTERN
 from roles.failures import answer
 from roles.http.guard import authenticate
 from roles.service import (
@@ -34,7 +35,7 @@ from roles.service import (
 __all__ = ["router"]
 
 _STRICT = ConfigDict(frozen=True, extra="forbid")
-_ID = r"^[^\x00-\x1f/]{1,256}$"  # as `roles.access.storage_chat` checks: every chat made is reachable
+_ID = ID_PATTERN
 
 
 async def _tenant(request: Request) -> Scope:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -38,9 +39,10 @@ class Served:
         return httpx2.AsyncClient(base_url=self.url, headers=headers, timeout=30)
 
 
-def settings_for(**serve: Any) -> Settings:
+def settings_for(llm: dict[str, Any] | None = None, **serve: Any) -> Settings:
     return Settings.model_validate(
         {
+            "llm": llm or {},
             "redis": {"key_prefix": "svc"},
             "memory": {"facts": {"in_process_worker": False}},
             "serve": {"rate_limit": 0, "auth_failure_limit": 0, **serve},
@@ -48,16 +50,22 @@ def settings_for(**serve: Any) -> Settings:
     )
 
 
+@contextlib.asynccontextmanager
+async def served_with(llm: Any, settings: Settings, redis_url: str) -> AsyncIterator[Served]:
+    """The app answering with `llm` over real Redis (emptied first), served as `brain serve` does."""
+    client = TranslatingRedis.from_url(redis_url)
+    await client.flushdb()
+    runtime = local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(client, settings))
+    async with serving(create_app(settings, assistant_of(runtime)), settings.serve) as url:
+        yield Served(url, llm, client, RedisApiKeyStore(client, prefix="svc"), settings)
+    await client.aclose()
+
+
 @pytest.fixture
 async def served(redis_server_url: str, request: pytest.FixtureRequest) -> AsyncIterator[Served]:
     marker = request.node.get_closest_marker("serve")
-    settings = settings_for(**(marker.kwargs if marker else {}))
-    client = TranslatingRedis.from_url(redis_server_url)
-    await client.flushdb()
     llm = ScriptedLLM()
-    runtime = local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(client, settings))
-    app = create_app(settings, assistant_of(runtime))
-    async with serving(app, settings.serve) as url:
-        yield Served(url, llm, client, RedisApiKeyStore(client, prefix="svc"), settings)
-    await client.aclose()
+    settings = settings_for(**(marker.kwargs if marker else {}))
+    async with served_with(llm, settings, redis_server_url) as served:
+        yield served
     llm.assert_consumed()

@@ -15,13 +15,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from brain.backends.redis import RedisBackend
-from brain.backends.redis.api_keys import RedisApiKeyStore
 from brain.backends.redis.client import TranslatingRedis
 from brain.llm.openai_client import OpenAILLM
 from brain.runtime import local_runtime
 from brain.settings import Settings
 from roles.http import create_app
-from tests.roles.service.conftest import Served
+from tests.roles.service.conftest import Served, served_with, settings_for
 from tests.support.openai_server import Chat, ScriptedOpenAIServer, Slow
 from tests.support.servers import RedisServerProcess
 from tests.support.serving import assistant_of, serving
@@ -95,22 +94,12 @@ async def test_the_deadlines_run_per_request_on_a_kept_alive_connection(served: 
 @contextlib.asynccontextmanager
 async def _served_by(model: ScriptedOpenAIServer, redis_url: str, **llm: float) -> AsyncIterator[Served]:
     """The app over real Redis and the real client path to a loopback model with these deadlines."""
-    settings = Settings.model_validate(
-        {
-            "llm": {"base_url": model.url, "api_key": "sk-test", "max_retries": 3, **llm},
-            "redis": {"key_prefix": "svc"},
-            "memory": {"facts": {"in_process_worker": False}},
-            "serve": {"rate_limit": 0, "auth_failure_limit": 0},
-        }
-    )
-    client: aioredis.Redis = TranslatingRedis.from_url(redis_url)
-    await client.flushdb()
-    async with OpenAILLM.from_settings(settings.llm) as llm_client:
-        backend = RedisBackend.for_settings(client, settings)
-        runtime = local_runtime(llm_client, settings=settings, backend=backend)
-        async with serving(create_app(settings, assistant_of(runtime)), settings.serve) as url:
-            yield Served(url, None, client, RedisApiKeyStore(client, prefix="svc"), settings)  # type: ignore[arg-type]
-    await client.aclose()
+    settings = settings_for({"base_url": model.url, "api_key": "sk-test", "max_retries": 3, **llm})
+    async with (
+        OpenAILLM.from_settings(settings.llm) as client,
+        served_with(client, settings, redis_url) as served,
+    ):
+        yield served
 
 
 @pytest.mark.parametrize("stream", [False, True])
