@@ -1,6 +1,8 @@
 """Fact extraction and reconciliation: the two LLM tasks of fact memory. Prompts and parsing are pure.
 
-Extraction reads a batch of turns and returns the facts worth keeping, in the user's language. Parsing is
+Extraction reads a batch of turns (dated: `render_transcript`) and returns the facts worth keeping, in the
+user's language, each naming its subject and attribute (`key`, e.g. `user.city`) and the value it states,
+and when it became true (by default the time of the turn that says it). Parsing is
 tolerant of how the JSON is written (`brain.llm.json_reply`: code fences, prose around it, trailing
 commas, single quotes, Python literals), strict about the result: a reply with no usable JSON is a
 `MalformedReplyError` (the batch stays pending, and counts a try), never "no facts".
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from brain.errors import MalformedReplyError
 from brain.llm.json_reply import excerpt, json_object
 from brain.llm.protocol import ChatMessage, JsonSchema
+from brain.message import Message, speaker
 
 __all__ = [
     "CATEGORIES",
@@ -35,6 +38,7 @@ __all__ = [
     "parse_when",
     "render_extract",
     "render_reconcile",
+    "render_transcript",
 ]
 
 CATEGORIES = ("preferences", "personal", "plans", "health", "work", "relationships", "constraints", "misc")
@@ -55,6 +59,8 @@ MAX_FACTS = 30
 
 _FACT = _object(
     text={"type": "string"},
+    key={"type": "string"},
+    value={"type": "string"},
     category={"type": "string", "enum": list(CATEGORIES)},
     valid_at={"type": ["string", "null"]},
 )
@@ -91,7 +97,9 @@ class NewFact(BaseModel):
 
     text: str
     category: str = "misc"
-    valid_at: str | None = None  # ISO date the fact became true, when the conversation says
+    valid_at: str | None = None  # ISO date or time the fact became true
+    key: str = ""  # subject.attribute, e.g. "user.city"
+    value: str = ""  # what the fact says of `key`, e.g. "Oslo"
 
 
 class Decision(BaseModel):
@@ -102,6 +110,22 @@ class Decision(BaseModel):
     text: str = ""  # the fact to store (ADD, UPDATE)
     category: str = "misc"
     reason: str = ""
+    new: NewFact | None = None  # the new fact it is about, when the reply said which
+
+
+def render_transcript(turns: Sequence[Message]) -> str:
+    """A batch of turns as extraction reads them: `Speaker: text` lines, each run of turns of one minute
+    headed by its UTC time on a line of its own (`[2025-01-07 09:30]`), so a fact takes the time of
+    the turn that says it, whether the turns are read live or imported years later. Pure."""
+    lines: list[str] = []
+    last = ""
+    for message in turns:
+        stamp = message.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M")
+        if stamp != last:
+            lines.append(f"[{stamp}]")
+            last = stamp
+        lines.append(f"{speaker(message)}: {message.content}")
+    return "\n".join(lines)
 
 
 def render_extract(
@@ -115,10 +139,16 @@ def render_extract(
         "health, work, relationships, constraints and decisions. From the conversation, list each new fact "
         "worth remembering as one short, self-contained sentence about the user. Only what the user says or "
         "confirms; no greetings, no questions, nothing the assistant merely suggested. Write every fact in "
-        "the language the user writes in. Resolve relative dates against today's date, "
-        f"{date}. Categories: {', '.join(CATEGORIES)}.\n"
-        'Reply with JSON only: {"facts": [{"text": "...", "category": "...", '
-        '"valid_at": "YYYY-MM-DD or null"}]} — or {"facts": []} when there is nothing to keep.'
+        "the language the user writes in. For each fact give its key, the subject and attribute it is "
+        "about as lower-case English words joined by dots (user.city, user.favourite_drink, "
+        "user.sister.name: the same key whenever the same thing is meant, whatever the wording), and its "
+        "value, the short answer it gives (Oslo, green tea). Lines in brackets give the UTC time of the "
+        "turns below them: valid_at is the time of the turn that states the fact, unless the turn says "
+        f"when it became true. Resolve relative dates against today's date, {date}. Categories: "
+        f"{', '.join(CATEGORIES)}.\n"
+        'Reply with JSON only: {"facts": [{"text": "...", "key": "user....", "value": "...", '
+        '"category": "...", "valid_at": "YYYY-MM-DD HH:MM or null"}]} — or {"facts": []} when there is '
+        "nothing to keep."
     )
     if not fold:
         return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=transcript)]
@@ -163,7 +193,12 @@ def parse_facts(reply: str) -> list[NewFact]:
             raise MalformedReplyError(f"a fact must have text, got {excerpt(item, 80)}")
         category = item.get("category") if item.get("category") in CATEGORIES else "misc"
         valid_at = item.get("valid_at") if isinstance(item.get("valid_at"), str) else None
-        facts.append(NewFact(text=item["text"].strip(), category=str(category), valid_at=valid_at))
+        key, value = (item.get(k) if isinstance(item.get(k), str) else "" for k in ("key", "value"))
+        facts.append(
+            NewFact(
+                text=item["text"].strip(), category=str(category), valid_at=valid_at, key=key, value=value
+            )
+        )
     return facts
 
 
@@ -209,12 +244,13 @@ def parse_decisions(
         given = item.get("text")
         text: str = given if isinstance(given, str) else (source.text if source else "")
         category = source.category if source else "misc"
+        about = {"new": source} if source else {}
         raw_id = item.get("id")
         index = int(raw_id) if isinstance(raw_id, int | str) and str(raw_id).strip().isdigit() else None
         real = existing_ids[index] if index is not None and index < len(existing_ids) else None
         if event == "ADD":
             if text.strip():
-                decisions.append(Decision(event="ADD", text=text.strip(), category=category))
+                decisions.append(Decision(event="ADD", text=text.strip(), category=category, **about))
             else:
                 rejected.append("ADD without text")
         elif event in {"UPDATE", "DELETE", "NONE"}:
@@ -225,7 +261,13 @@ def parse_decisions(
             else:
                 decisions.append(
                     Decision.model_validate(
-                        {"event": event, "existing": real, "text": text.strip(), "category": category}
+                        {
+                            "event": event,
+                            "existing": real,
+                            "text": text.strip(),
+                            "category": category,
+                            **about,
+                        }
                     )
                 )
         else:

@@ -1,36 +1,27 @@
 """Remember: turn a batch of turns into fact memory. At most two LLM calls on the memory model: one to
-extract, one to reconcile the new facts with the related ones we hold (none when nothing related exists, and
-an exact duplicate never reaches it). Every change goes through `FactMemory`, audited; nothing is deleted.
+extract, one to reconcile the new facts with the related ones we hold (`brain.memory.fact_candidates`: by
+key, words and meaning, bounded in tokens; none when nothing related exists). A duplicate never reaches it:
+the same text, or another wording of a current fact (same key and value; or, when set, embeddings at least
+`memory.facts.duplicate_similarity` alike; or the reconciliation's NONE), is merged into that fact, its
+turns joining the provenance.
+Every change goes through `FactMemory`, audited; nothing is deleted.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from actions.facts import (
-    RECONCILE_SCHEMA,
-    NewFact,
-    extract_schema,
-    parse_decisions,
-    parse_facts,
-    parse_summary,
-    parse_when,
-    render_extract,
-    render_reconcile,
-)
-from brain.errors import ConflictError
-from brain.keys import log_tag
+from actions.facts import extract_schema, parse_facts, parse_summary, render_extract, render_transcript
+from actions.reconcile import Batch, Tally, reconcile, rounds
 from brain.llm.protocol import LLM
-from brain.memory.facts import Fact, FactMemory, fact_hash
-from brain.message import Message, speaker
+from brain.memory.facts import FactMemory, fact_hash
+from brain.message import Message
+from brain.settings import FactSettings
 
 __all__ = ["RememberReport", "remember"]
-
-_log = logging.getLogger("brain.facts")
 
 
 class RememberReport(BaseModel):
@@ -40,7 +31,9 @@ class RememberReport(BaseModel):
 
     repeat: bool = False  # the same turns gave facts that are all still current: no call at all
     extracted: int = 0
-    duplicates: int = 0  # exact repeats of facts we hold: no reconciliation for them
+    duplicates: int = (
+        0  # facts we hold said again (the same text, or another wording: merged), not reconciled
+    )
     added: int = 0
     updated: int = 0
     retired: int = 0
@@ -59,23 +52,29 @@ async def remember(
     turns: Sequence[Message],
     *,
     actor: str = "fact-extractor",
-    related: int = 5,
     today: datetime | None = None,
     fold: Sequence[str] = (),
     max_words: int = 200,
+    settings: FactSettings | None = None,
+    count: Callable[[str], int] | None = None,
 ) -> RememberReport:
     """Extract facts from `turns` and reconcile them with `user_id`'s. With `fold` (the summary so far and
-    the turns leaving the window), the extraction call also writes the new summary (`report.summary`).
-    `LLMError` (nothing applied, the batch can be tried again) when a reply is unusable; applying the same
-    batch again changes nothing."""
+    the turns leaving the window), the extraction call also writes the new rolling summary
+    (`report.summary`). Facts are true from the time of the turn that says them (the latest turn's when
+    the model names none); `today` defaults to that time. `settings` bounds the candidates shown for
+    reconciliation (`count` measures their tokens) and sets the similarity of a duplicate. `LLMError`
+    (nothing applied, the batch can be tried again) when a reply is unusable; applying the same batch
+    again changes nothing."""
     if not turns and not fold:
         return RememberReport()
     source = tuple(m.id for m in turns)
-    transcript = "\n".join(f"{speaker(m)}: {m.content}" for m in turns) or "(none)"
+    transcript = render_transcript(turns) or "(none)"
     batch = fact_hash(transcript)
     if not fold and (repeated := await _repeat(store, user_id, batch)) is not None:
         return RememberReport(repeat=True, hashes=repeated)
-    report = await _remember(llm, store, user_id, transcript, source, actor, related, today, fold, max_words)
+    when = max((m.created_at for m in turns), default=None) or datetime.now(UTC)
+    job = Batch(store, user_id, source, actor, when, settings or FactSettings(), count or _estimate)
+    report = await _remember(llm, job, transcript, today or when, fold, max_words)
     if not report.rejected:
         facts = await store.by_hash(user_id, list(report.hashes))
         await store.set_batch_facts(user_id, batch, list(facts.values()))
@@ -92,92 +91,35 @@ async def _repeat(store: FactMemory, user_id: str | bytes, batch: str) -> tuple[
     return tuple(f.hash for f in current) if len(current) == len(ids) else None
 
 
+def _estimate(text: str) -> int:
+    """Tokens of `text` without a tokenizer: about one per 3 characters (English), one per character
+    (Chinese)."""
+    wide = sum(1 for c in text if ord(c) > 0x2E80)
+    return wide + (len(text) - wide) // 3 + 1
+
+
 async def _remember(
-    llm: LLM,
-    store: FactMemory,
-    user_id: str | bytes,
-    transcript: str,
-    source: tuple[str, ...],
-    actor: str,
-    related: int,
-    today: datetime | None,
-    fold: Sequence[str],
-    max_words: int,
+    llm: LLM, job: Batch, transcript: str, today: datetime, fold: Sequence[str], max_words: int
 ) -> RememberReport:
     reply = await llm.complete(
         render_extract(transcript, today, fold=fold, max_words=max_words),
         json_schema=extract_schema(bool(fold)),
     )
-    calls, tokens = 1, reply.usage.prompt_tokens
     extracted = parse_facts(reply.content or "")
     summary = parse_summary(reply.content or "") if fold else None
-    unique = {fact_hash(f.text): f for f in extracted}
-    known = await store.by_hash(user_id, list(unique))
-    fresh = [f for h, f in unique.items() if h not in known]
-    counts = {"added": 0, "updated": 0, "retired": 0, "unchanged": len(extracted) - len(fresh)}
-    held: dict[str, Fact] = {}
-    for fact in fresh:
-        for found in await store.search(user_id, fact.text, limit=related):
-            held.setdefault(found.id, found)
-    rejected: list[str] = []
-    if not fresh:
-        pass
-    elif not held:  # nothing related: every new fact is an ADD, no second call
-        for fact in fresh:
-            counts["added"] += await _add(store, user_id, fact, source, actor, "new fact", "")
-    else:
-        existing = list(held.values())
-        reply = await llm.complete(
-            render_reconcile([f.text for f in existing], [f.text for f in fresh]),
-            json_schema=RECONCILE_SCHEMA,
-        )
-        calls, tokens = calls + 1, tokens + reply.usage.prompt_tokens
-        decisions, rejected = parse_decisions(reply.content or "", [f.id for f in existing], fresh)
-        if rejected:  # what the model said is the user's: never in a log line (one process serves many)
-            _log.warning(
-                "fact reconciliation for %s: rejected %d decision(s)", log_tag(user_id), len(rejected)
-            )
-        for d in decisions:
-            new = NewFact(text=d.text, category=d.category)
-            if d.event == "ADD":
-                counts["added"] += await _add(store, user_id, new, source, actor, d.reason or "new fact", "")
-            elif d.event == "UPDATE" and d.existing is not None:
-                counts["updated"] += await _add(
-                    store, user_id, new, source, actor, d.reason or "changed", d.existing
-                )
-            elif d.event == "DELETE" and d.existing is not None:
-                gone = await store.retire(
-                    user_id, d.existing, actor=actor, reason=d.reason or "no longer true", source=source
-                )
-                counts["retired"] += int(gone)
-            else:
-                counts["unchanged"] += 1
-                if d.existing is not None and d.text:
-                    await store.alias(user_id, d.text, d.existing)  # this wording again: no call
+    tally = Tally(calls=1, prompt_tokens=reply.usage.prompt_tokens)
+    for facts in rounds(extracted, job.when.timestamp()):
+        await reconcile(llm, job, facts, tally)
     return RememberReport(
-        hashes=tuple(unique),
+        hashes=tuple(dict.fromkeys(fact_hash(f.text) for f in extracted)),
         extracted=len(extracted),
-        duplicates=len(extracted) - len(fresh),
-        rejected=tuple(rejected),
-        calls=calls,
-        prompt_tokens=tokens,
+        duplicates=tally.duplicates,
+        added=tally.added,
+        updated=tally.updated,
+        retired=tally.retired,
+        unchanged=tally.unchanged,
+        rejected=tuple(tally.rejected),
+        calls=tally.calls,
+        prompt_tokens=tally.prompt_tokens,
         summary=summary,
-        **counts,
     )
-
-
-async def _add(
-    store: FactMemory,
-    user_id: str | bytes,
-    new: NewFact,
-    source: tuple[str, ...],
-    actor: str,
-    reason: str,
-    replaces: str,
-) -> int:
-    fact = Fact(text=new.text, category=new.category, valid_at=parse_when(new.valid_at), source_turns=source)
-    try:
-        _, added = await store.add(user_id, fact, actor=actor, reason=reason, replaces=replaces)
-    except ConflictError:  # the fact it replaces was retired by another decision: keep the new one
-        _, added = await store.add(user_id, fact, actor=actor, reason=reason)
-    return int(added)

@@ -12,6 +12,7 @@ __all__ = [
     "LLMTimeoutError",
     "MalformedReplyError",
     "NotFoundError",
+    "StaleIndexError",
     "StoreError",
     "TooLargeError",
     "UnreachableError",
@@ -66,6 +67,11 @@ class ErasedError(StoreError):
 
 class UnreachableError(StoreError):
     """The store did not answer at all (down, wrong address, refused): nothing can be served until it does."""
+
+
+class StaleIndexError(StoreError):
+    """A write to a search index namespace whose postings another analysis made: nothing was written;
+    rebuild the namespace (`DocumentIndex.rebuild`) and write again."""
 
 
 class TooLargeError(InputError):

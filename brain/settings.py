@@ -176,6 +176,21 @@ class FactSettings(BaseModel):
         le=100,
         description="tries of a batch whose reply is malformed before it is parked as a dead letter",
     )
+    candidate_depth: int = Field(
+        50, ge=1, le=1_000, description="facts read from each of the lexical and vector rankings per new fact"
+    )
+    candidate_tokens: int = Field(
+        1_500,
+        ge=50,
+        description="tokens of held facts a reconciliation prompt shows, shared by the new facts",
+    )
+    duplicate_similarity: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="embedding similarity at which a new fact is another wording of a held one; "
+        "null: by key and value only",
+    )
 
 
 class GraphSettings(BaseModel):

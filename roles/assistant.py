@@ -256,6 +256,13 @@ class Assistant(Role):
     ) -> None:
         await (await self._ops()).import_chat(user_id, chat_id, export, progress=progress)
 
+    async def backfill(
+        self, user_id: str, chat_id: str, messages: Sequence[Message], *, progress: Progress | None = None
+    ) -> None:
+        """Load a conversation held elsewhere, each message with its original `created_at`, into this
+        empty chat; fact memory learns from it as if it had been lived (`ChatOperations.backfill`)."""
+        await (await self._ops()).backfill(user_id, chat_id, messages, progress=progress)
+
     async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
         return await (await self._ops()).forget(user_id, chat_id)
 

@@ -28,20 +28,19 @@ from brain.llm.protocol import LLM, ChatMessage, TextDelta
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import Spending, spending
 from brain.memory.brain_memory import BrainMemory
-from brain.memory.graph import graph_links
 from brain.memory.tiers import Tiers
 from brain.memory.usage import model_usage, record_spending
 from brain.memory.window import Window
 from brain.message import Message, check_text
 from brain.runtime import Runtime
-from brain.search.analysis import searchable
 from brain.storage import fence
 from brain.storage.conversation import Conversation
 from brain.storage.facts import Fact
-from roles.access import agent_of, agent_sees, check_new_chat
+from roles.access import check_new_chat
 from roles.after_commit import AfterCommit
 from roles.locks import KeyedLocks
 from roles.modes.brain import BrainMode
+from roles.prompt_facts import PromptFacts
 from roles.skills import Skills
 from roles.turn import Turn, answer_id
 
@@ -73,6 +72,7 @@ class TurnEngine:
         )
         self._locks = KeyedLocks()
         self.after_commit = AfterCommit()
+        self.prompt_facts = PromptFacts(runtime)
 
     @property
     def llm(self) -> LLM:
@@ -313,19 +313,10 @@ class TurnEngine:
         self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None
     ) -> list[Fact]:
         """The user's current facts relevant to `text`, for the prompt of a turn in `chat_id` (only those
-        the chat's agent may see: `roles.access.agent_sees`); none when facts are off."""
-        facts = self.memory_settings.facts
-        if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
-            return []
-        tiers, graph, limit = self.runtime.tiers, self.memory_settings.graph, facts.prompt_facts
-        agent = agent_of(chat_id) if chat_id is not None else None
-        depth = limit * 2 if agent is not None else limit  # room for facts of other agents, dropped below
-        found = await tiers.facts.search(user_id, text, limit=depth)
-        if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
-            links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
-            if links:
-                found = await tiers.facts.search(user_id, text, limit=depth, linked=links)
-        return [f for f in found if agent_sees(agent, f)][:limit]
+        the chat's agent may see: `roles.access.agent_sees`); none when facts are off. While the user's
+        facts do not change, the same question in the same chat is answered from a cache
+        (`roles.prompt_facts`)."""
+        return await self.prompt_facts.recall(user_id, text, chat_id)
 
     async def queue_facts(self, memory: BrainMemory) -> None:
         """Hand the chat's new turns to the fact workers (one write; run it through `after_commit`: a

@@ -21,6 +21,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -233,18 +234,19 @@ class FactWorker:
             self.runtime.store, user_id, chat_id, settings=settings.memory, tokenizer=self.runtime.tokenizer
         )
         window = Window.of(settings.memory, settings.llm.context_window)
+        tuned: dict[str, Any] = {"settings": self.settings, "count": self.runtime.tokenizer.count}
         if not memory.summary_due(window.share(settings.memory.summarize_share)):
-            return await remember(llm, facts, user_id, messages)
+            return await remember(llm, facts, user_id, messages, **tuned)
         done: list[RememberReport] = []
 
         async def fold(lines: Sequence[str], max_words: int, keep_language: bool) -> tuple[str, SummaryStats]:
             if self.runtime.tokenizer.count("\n".join(lines)) > settings.memory.window_tokens:
                 summarizer = Summarizer.from_settings(llm, self.runtime.tokenizer, settings.memory)
                 summary, stats = await summarizer(lines, max_words, True)  # map-reduce, capped
-                report = await remember(llm, facts, user_id, messages)
+                report = await remember(llm, facts, user_id, messages, **tuned)
                 done.append(report.model_copy(update={"calls": report.calls + stats.calls}))
                 return summary, stats
-            report = await remember(llm, facts, user_id, messages, fold=lines, max_words=max_words)
+            report = await remember(llm, facts, user_id, messages, fold=lines, max_words=max_words, **tuned)
             done.append(report)
             return report.summary or "", SummaryStats(calls=1, estimated_prompt_tokens=report.prompt_tokens)
 
@@ -255,7 +257,7 @@ class FactWorker:
         except ConflictError:  # a turn summarized the chat meanwhile; the facts are what matters here
             if not done:
                 raise
-        return done[0] if done else await remember(llm, facts, user_id, messages)
+        return done[0] if done else await remember(llm, facts, user_id, messages, **tuned)
 
     def _keep(self, window: Window) -> Window:
         """What a fold by the worker keeps verbatim: `keep_recent_share` of the window, but little enough

@@ -5,13 +5,19 @@ part (recall indexing, block memory)."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 
 from actions.title import make_title
 from brain.errors import InputError
 from brain.llm.usage import spending
 from brain.memory.erasure import ErasureReport, erase_chat, erase_user
-from brain.memory.transfer import ConversationExport, export_conversation, import_conversation
+from brain.memory.transfer import (
+    ConversationExport,
+    ExportedTurn,
+    export_conversation,
+    import_conversation,
+)
 from brain.message import Message, check_text, speaker
 from brain.progress import Progress
 from brain.search.documents import LoadResult, load_document
@@ -137,12 +143,29 @@ class ChatOperations:
         self, user_id: str, chat_id: str, export: ConversationExport, *, progress: Progress | None = None
     ) -> None:
         """Load an export into this empty chat (`ConflictError` when it has data); `progress` is told the
-        turns written, then (tiered) the turns indexed for recall."""
+        turns written, then (tiered) the turns indexed for recall. Its turns are queued for fact memory:
+        facts are learned from them as if lived, valid from each turn's own time."""
         check_new_chat(user_id, chat_id)
         async with self.engine.chat_memory(user_id, chat_id):
             await import_conversation(self.runtime.store, export, Conversation(user_id, chat_id), progress)
             memory = await self.engine.load_memory(user_id, chat_id)
             await self.engine.mode.written(self.engine, memory, progress)
+            await self.engine.queue_facts(memory)
+
+    async def backfill(
+        self, user_id: str, chat_id: str, messages: Sequence[Message], *, progress: Progress | None = None
+    ) -> None:
+        """Load a conversation that happened elsewhere into this empty chat, each message keeping its
+        `created_at`, oldest first (`InputError` otherwise); then as `import_chat`: its facts and their
+        validity intervals are the ones living through it would have given."""
+        if any(b.created_at < a.created_at for a, b in itertools.pairwise(messages)):
+            raise InputError("backfill messages must be in time order, oldest first")
+        count = self.runtime.tokenizer.count
+        turns = tuple(
+            ExportedTurn(seq=i, tokens=count(m.content), message=m) for i, m in enumerate(messages, 1)
+        )
+        export = ConversationExport(user_id=user_id, chat_id=chat_id, turns=turns)
+        await self.import_chat(user_id, chat_id, export, progress=progress)
 
     async def forget(self, user_id: str, chat_id: str) -> ErasureReport:
         """Erase the chat in every tier: turns, summary, knowledge, title, recall postings and vectors. It
@@ -153,4 +176,5 @@ class ChatOperations:
     async def forget_user(self, user_id: str) -> ErasureReport:
         """Erase everything of `user_id`: every chat, archival memory, the user's core blocks; `remaining`
         lists any key of the user a final scan still found."""
+        self.engine.prompt_facts.cache.forget(user_id)
         return await erase_user(self.runtime.store, self.runtime.tiers, user_id)

@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from brain.errors import InputError, NotFoundError
 from brain.keys import user_scope
@@ -83,6 +83,11 @@ class NewMessage(BaseModel):
         None,
         pattern=ID_PATTERN,
         description="an idempotency key: a message added again with its id is stored once",
+    )
+    created_at: AwareDatetime | None = Field(
+        None,
+        description="when it was said (a backfill of a conversation held elsewhere): facts learned from it "
+        "are true from then; now when absent",
     )
 
 
@@ -200,7 +205,13 @@ class MemoryService:
             [NewMessage(content=check_text(text, limit, "memory"))] if text is not None else list(messages)
         )
         turns = [
-            Message(role=m.role, content=m.content, sent_from=m.role, **({"id": m.id} if m.id else {}))
+            Message(
+                role=m.role,
+                content=m.content,
+                sent_from=m.role,
+                **({"id": m.id} if m.id else {}),
+                **({"created_at": m.created_at} if m.created_at else {}),
+            )
             for m in given
         ]
         count = await self.assistant.add_turns(scope.user, storage_chat(scope, chat_id), turns)

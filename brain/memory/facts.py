@@ -7,13 +7,23 @@ fact index (BM25, plus vectors with an embedding model). Nothing is ever hard-de
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 
-from brain.errors import ConflictError, InputError, StoreError
+from brain.errors import ConflictError, InputError, StaleIndexError, StoreError
 from brain.keys import facts_base
 from brain.llm.protocol import Embed, embed_one
+from brain.progress import Progress, report
 from brain.search.index import IndexedDoc, SearchIndex
-from brain.storage.facts import AuditEntry, AuditEvent, Fact, FactStore, fact_hash, held_at
+from brain.storage.facts import (
+    AuditEntry,
+    AuditEvent,
+    Fact,
+    FactStore,
+    fact_hash,
+    fact_key,
+    held_at,
+    key_tag,
+)
 
 __all__ = ["AuditEntry", "AuditEvent", "Fact", "FactMemory", "fact_hash", "held_at"]
 
@@ -39,11 +49,20 @@ class FactMemory:
         return self._index(facts_base(self.prefix, user_id))
 
     async def add(
-        self, user_id: str | bytes, fact: Fact, *, actor: str = "", reason: str = "", replaces: str = ""
+        self,
+        user_id: str | bytes,
+        fact: Fact,
+        *,
+        actor: str = "",
+        reason: str = "",
+        replaces: str = "",
+        vector: Sequence[float] | None = None,
     ) -> tuple[Fact, bool]:
-        """Store `fact` (retiring `replaces`, when given, as superseded by it). Returns the stored fact and
-        whether it is new: a current fact with the same normalized text is returned instead (no change)."""
-        fact = fact.model_copy(update={"hash": fact_hash(fact.text)})
+        """Store `fact` (retiring `replaces`, when given, as superseded by it) with its search entry, in
+        one write: the embedding (`vector`, or one made now) comes first, so a failing embedder writes
+        nothing. Returns the stored fact and whether it is new: a current fact with the same normalized
+        text is returned instead (no change)."""
+        fact = fact.model_copy(update={"hash": fact_hash(fact.text), "key": fact_key(fact.key)})
         audit = AuditEntry(
             event="UPDATE" if replaces else "ADD",
             actor=actor,
@@ -52,15 +71,60 @@ class FactMemory:
             new_text=fact.text,
             old_fact_id=replaces,
         )
-        existing = await self.store.add(user_id, fact, audit, replaces)
+        if vector is None:
+            vector = await embed_one(self.embed, fact.text)
+        index = self.index(user_id)
+        entry = index.entry(self._doc(fact), vector)
+        try:
+            existing = await self.store.add(user_id, fact, audit, replaces, entry, index.analysis)
+        except StaleIndexError:  # made by an older analysis: re-analysed once, then written
+            await index.rebuild()
+            existing = await self.store.add(user_id, fact, audit, replaces, entry, index.analysis)
         if existing:
             same = await self.get(user_id, existing)
             if same is None:
                 raise StoreError(f"fact hash index points at a missing fact {existing!r}")
             return same, False
-        doc = IndexedDoc(id=fact.id, text=fact.text, tags=(fact.category,), ts=fact.created_at)
-        await self.index(user_id).add(doc, await embed_one(self.embed, fact.text))
         return fact, True
+
+    @staticmethod
+    def _doc(fact: Fact) -> IndexedDoc:
+        tags = (fact.category, key_tag(fact.key)) if fact.key else (fact.category,)
+        return IndexedDoc(id=fact.id, text=fact.text, tags=tags, ts=fact.created_at)
+
+    async def merge(
+        self,
+        user_id: str | bytes,
+        fact_id: str,
+        text: str,
+        *,
+        actor: str = "",
+        reason: str = "",
+        source: Sequence[str] = (),
+    ) -> bool:
+        """`text` says what current fact `fact_id` says: the wording is aliased (no call when it comes
+        again) and `source` joins the fact's provenance, audited (MERGE); False when the fact was retired
+        meanwhile (nothing changes)."""
+        audit = AuditEntry(
+            event="MERGE", actor=actor, reason=reason, source_turns=tuple(source), new_text=text
+        )
+        return await self.store.merge(user_id, fact_id, fact_hash(text), audit)
+
+    async def generation(self, user_id: str | bytes) -> int:
+        """Changes whenever the user's current facts change (`FactStore.generation`)."""
+        return await self.store.generation(user_id)
+
+    async def repair(self, user_id: str | bytes, progress: Progress | None = None) -> int:
+        """Index every stored fact that has no search entry (facts an older version wrote in two steps and
+        whose second step failed); how many. Idempotent."""
+        facts = await self.store.all(user_id)
+        index = self.index(user_id)
+        present = {d.id for d in await index.store.docs([f.id for f in facts])}
+        missing = [f for f in facts if f.id not in present]
+        for done, fact in enumerate(missing, 1):
+            await index.add(self._doc(fact), await embed_one(self.embed, fact.text))
+            report(progress, "indexing facts", done, len(missing), "facts")
+        return len(missing)
 
     async def retire(
         self,
@@ -105,10 +169,13 @@ class FactMemory:
         category: str | None = None,
         vector: Sequence[float] | None = None,
         linked: Sequence[str] = (),
+        known: MutableMapping[str, Fact] | None = None,
     ) -> list[Fact]:
         """Facts matching `query` (BM25, fused with vectors when embeddings are on; `vector` is the query's
         embedding when the caller has it): current ones, or the ones true at `as_of`; best first. None for
-        a query with nothing to search for. `linked` facts (e.g. from graph memory) are raised."""
+        a query with nothing to search for. `linked` facts (e.g. from graph memory) are raised. `known`
+        holds facts read before while nothing changed (`FactCache`): those are not read again, the others
+        are added to it."""
         if vector is None:
             vector = await embed_one(self.embed, query)
         hits = await self.index(user_id).related(
@@ -119,7 +186,9 @@ class FactMemory:
             ids_only=vector is None and not linked,
             linked=linked,
         )
-        facts = {f.id: f for f in await self.store.get_many(user_id, [h.doc.id for h in hits])}
+        facts = {} if known is None else known
+        unread = [h.doc.id for h in hits if h.doc.id not in facts]
+        facts.update((f.id, f) for f in await self.store.get_many(user_id, unread))
         found = [facts[h.doc.id] for h in hits if h.doc.id in facts]
         return [f for f in found if (f.true_at(as_of) if as_of is not None else f.current)][:limit]
 
@@ -162,6 +231,10 @@ class FactMemory:
         if event.event == "ROLLBACK":
             raise ConflictError(
                 "a rollback is not undone by another rollback; undo the original change again"
+            )
+        if event.event == "MERGE":
+            raise ConflictError(
+                f"event {event.id} only joined another wording's turns to a fact's sources: nothing to undo"
             )
         audit = AuditEntry(event="ROLLBACK", actor=actor, reason=f"rollback of {event.id}", undoes=event.id)
         if event.event in {"ADD", "UPDATE"}:

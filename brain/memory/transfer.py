@@ -13,7 +13,13 @@ from brain.message import Message
 from brain.progress import Progress, report
 from brain.storage.conversation import Conversation, MemoryStore, Turn, WriteBatch
 
-__all__ = ["EXPORT_FORMAT", "ConversationExport", "export_conversation", "import_conversation"]
+__all__ = [
+    "EXPORT_FORMAT",
+    "ConversationExport",
+    "ExportedTurn",
+    "export_conversation",
+    "import_conversation",
+]
 
 EXPORT_FORMAT = "brain-assistant.conversation"
 _PAGE = 1_000

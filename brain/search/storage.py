@@ -58,7 +58,8 @@ class DocumentIndex:
             result = await run()
         return result
 
-    def _entry(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> IndexEntry:
+    def entry(self, doc: IndexedDoc, vector: Sequence[float] | None = None) -> IndexEntry:
+        """`doc` as this index stores it: its postings under `analysis`, checked tags, its vector."""
         tags = tag_list(doc.tags)
         if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
             raise InputError("tags are at most 64 characters, without ':' or spaces")
@@ -78,7 +79,7 @@ class DocumentIndex:
         """Index many documents in one round trip (each atomically); how many were new."""
         if not docs:
             return 0
-        entries = [self._entry(d, vectors[i] if vectors is not None else None) for i, d in enumerate(docs)]
+        entries = [self.entry(d, vectors[i] if vectors is not None else None) for i, d in enumerate(docs)]
         # after a rebuild, ids make indexing again idempotent
         results = await self._current(lambda: self.store.add(entries, self.analysis), lambda r: STALE in r)
         return sum(1 for r in results if r == 1)

@@ -2,13 +2,15 @@
 
 Nothing is ever hard-deleted: a fact that changes or stops being true is retired (`expired_at`,
 `invalid_at`, `superseded_by`) and stays readable for history and "as of" questions. Every change is one
-atomic write that also appends its audit event, so a record and its audit never disagree. Graph relations'
-events go to the same audit trail (`subject` "relation").
+atomic write that also appends its audit event, so a record and its audit never disagree; a new fact is
+written with its search entry (postings and vector) in that same step, so no stored fact is unsearchable.
+Graph relations' events go to the same audit trail (`subject` "relation").
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import unicodedata
 import uuid
@@ -17,15 +19,57 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["AuditEntry", "AuditEvent", "Event", "Fact", "FactStore", "fact_hash", "held_at"]
+from brain.storage.index import IndexEntry
 
-Event = Literal["ADD", "UPDATE", "DELETE", "ROLLBACK"]
+__all__ = [
+    "AuditEntry",
+    "AuditEvent",
+    "Event",
+    "Fact",
+    "FactStore",
+    "fact_hash",
+    "fact_key",
+    "fact_value",
+    "held_at",
+    "key_tag",
+]
+
+Event = Literal["ADD", "UPDATE", "DELETE", "ROLLBACK", "MERGE"]
+"""MERGE: another wording of a current fact was met; its sources joined the fact's provenance."""
+
+_KEY_JUNK = re.compile(r"[^\w.\-]+")
 
 
 def fact_hash(text: str) -> str:
     """Hash of a fact's normalized text (NFKC, case-folded, spaces collapsed, end punctuation dropped)."""
     norm = " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!?。！？ ")
     return hashlib.sha256(norm.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def fact_key(key: str) -> str:
+    """A fact's subject and attribute as the extraction named them (`user.city`), normalized: NFKC,
+    case-folded, runs of anything but word characters, '.' and '-' made one '_', at most 60 characters;
+    "" for none. Pure."""
+    norm = _KEY_JUNK.sub("_", unicodedata.normalize("NFKC", key).casefold()).strip("_.-")
+    return norm[:60]
+
+
+def fact_value(value: str) -> str:
+    """A fact's value normalized for comparison (NFKC, case-folded, spaces collapsed, end punctuation and
+    a leading article dropped). Pure."""
+    norm = " ".join(unicodedata.normalize("NFKC", value).casefold().split()).strip(
+        ".!?。！？,，;；:：'\"“”「」 "
+    )
+    for article in ("the ", "a ", "an "):
+        if norm.startswith(article):
+            return norm[len(article) :]
+    return norm
+
+
+def key_tag(key: str) -> str:
+    """The search index tag of facts with subject/attribute `key` (normalized), "" for none: tags have no
+    ':' or spaces, and '=' keeps them apart from categories."""
+    return f"={key}" if key else ""
 
 
 def held_at(
@@ -56,6 +100,8 @@ class Fact(BaseModel):
     superseded_by: str | None = None
     source_turns: tuple[str, ...] = ()
     hash: str = ""
+    key: str = ""  # subject.attribute (`fact_key`), e.g. "user.city"; "" when the extraction named none
+    value: str = ""  # what the fact says of `key`, e.g. "Oslo"
 
     @property
     def current(self) -> bool:
@@ -108,13 +154,34 @@ class FactStore(Protocol):
     a user's facts are reachable only through that user's id."""
 
     async def add(
-        self, user_id: str | bytes, fact: Fact, audit: AuditEntry, replaces: str = ""
+        self,
+        user_id: str | bytes,
+        fact: Fact,
+        audit: AuditEntry,
+        replaces: str = "",
+        entry: IndexEntry | None = None,
+        analysis: str = "",
     ) -> str | None:
         """Atomically (`fact.hash` is `fact_hash(fact.text)`): when a current fact has `fact.hash` already,
-        its id (nothing written). Otherwise store
-        `fact` as current, retiring `replaces` (when given) as superseded by it at `fact.created_at`, and
-        append `audit` naming `fact.id` (with the replaced fact's text as `old_text`); None.
-        `NotFoundError` when `replaces` does not exist, `ConflictError` when it was retired meanwhile."""
+        its id (nothing written). Otherwise store `fact` as current, retiring `replaces` (when given) as
+        superseded by it (expired at `fact.created_at`, invalid from `fact.valid_at`, or from
+        `fact.created_at` when it has none), append `audit` naming `fact.id` (with the replaced fact's text
+        as `old_text`) and, with `entry`, index it in the user's fact index (`brain.keys.facts_base`) as
+        `IndexStore.add` would, all in one step; None. `NotFoundError` when `replaces` does not exist,
+        `ConflictError` when it was retired meanwhile, `StaleIndexError` when the fact index was made by
+        another analysis than `analysis` (nothing written in any of these)."""
+        ...
+
+    async def merge(self, user_id: str | bytes, fact_id: str, text_hash: str, audit: AuditEntry) -> bool:
+        """Atomically: another wording (hash `text_hash`) of current fact `fact_id` was met. Alias it, add
+        `audit.source_turns` to the fact's provenance (its `source_turns` from now on, without repeats)
+        and append `audit` (a MERGE) naming the fact; True. False when the fact is retired (nothing
+        written). `NotFoundError` for no such fact."""
+        ...
+
+    async def generation(self, user_id: str | bytes) -> int:
+        """A number that changes whenever the user's current facts change (an add, retire, restore, merge
+        or erasure), for caches of what a turn shows."""
         ...
 
     async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
@@ -130,9 +197,9 @@ class FactStore(Protocol):
         ...
 
     async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
-        """Delete facts for good (an erasure, not a change): their records, retired state, hash entries, the
-        aliases naming them and every audit event naming them (`fact_id` or `old_fact_id`). How many
-        existed."""
+        """Delete facts for good (an erasure, not a change): their records, retired state, hash entries,
+        provenance, the aliases naming them and every audit event naming them (`fact_id` or
+        `old_fact_id`). How many existed. (Their search entries are the index's to delete.)"""
         ...
 
     async def get_many(self, user_id: str | bytes, ids: Sequence[str]) -> list[Fact]:

@@ -16,6 +16,7 @@ from brain.runtime import open_runtime
 from brain.search.analysis import searchable
 from brain.settings import Settings
 from roles.cli.args import USER_ID
+from roles.cli.progress import progress_to
 from roles.fact_worker import FactWorker
 from roles.service import as_of_time as when
 
@@ -28,6 +29,9 @@ def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argpa
     facts.add_argument("--search", metavar="QUERY", help="only facts matching QUERY")
     facts.add_argument("--as-of", metavar="DATE", help="the facts that were true then (ISO date or time)")
     facts.add_argument("--all", action="store_true", help="retired facts too")
+    facts.add_argument(
+        "--repair", action="store_true", help="first index stored facts that search cannot find"
+    )
     history = memory_commands.add_parser(
         "history", help="the audit trail of a user's facts", parents=[common]
     )
@@ -65,6 +69,10 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
         assert runtime.tiers is not None
         facts = runtime.tiers.facts
         if args.memory_command == "facts":
+            if args.repair:
+                with progress_to(sys.stderr) as progress:
+                    fixed = await facts.repair(args.user, progress)
+                print(f"indexed {fixed} fact(s) that search could not find", file=sys.stderr)
             as_of = when(args.as_of) if args.as_of else None
             if args.search:
                 if not searchable(args.search):
@@ -77,7 +85,8 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
                 found = [f for f in found if as_of is None or f.true_at(as_of)]
             for fact in found:
                 state = "" if fact.current else f" (retired {_date(fact.expired_at)})"
-                print(f"{fact.id}  [{fact.category}] {fact.text}{state}")
+                key = f" {fact.key}:" if fact.key else ""
+                print(f"{fact.id}  [{fact.category}]{key} {fact.text}{state}")
             print(f"{len(found)} fact(s)", file=sys.stderr)
         elif args.memory_command == "history":
             for e in await facts.history(args.user, args.fact):

@@ -85,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     for name, text in (
         ("export", "write the chat as JSON"),
         ("import", "load a chat from JSON"),
+        ("backfill", "load a conversation held elsewhere (JSON Lines of messages with their times)"),
         ("delete", "delete a chat in every memory tier, or everything of a user"),
     ):
         sub = memory_commands.add_parser(name, help=text, parents=[common])
@@ -99,6 +100,12 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--file", help="write here instead of standard output")
         elif name == "import":
             sub.add_argument("file", help="a file written by export")
+        elif name == "backfill":
+            sub.add_argument(
+                "file",
+                help='one message per line, oldest first: {"role": "user", "content": "...", '
+                '"created_at": "2025-01-07T09:30:00Z"}',
+            )
         else:
             sub.add_argument("--yes", action="store_true", help="really delete")
     memory_commands.add_parser(

@@ -1,4 +1,5 @@
-"""`brain memory ...` and `brain agent ...`: memory for scripts (export, import, delete, load documents).
+"""`brain memory ...` and `brain agent ...`: memory for scripts (export, import, backfill, delete, load
+documents).
 Long work shows its progress on stderr (`roles.cli.progress`); stdout carries only data and results."""
 
 from __future__ import annotations
@@ -8,9 +9,12 @@ import asyncio
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from brain.errors import InputError
-from brain.memory.transfer import export_conversation, import_conversation, parse_export
-from brain.progress import Progress, within
+from brain.memory.transfer import export_conversation, parse_export
+from brain.message import Message
+from brain.progress import Progress, report, within
 from brain.runtime import Runtime, open_runtime
 from brain.search.documents import load_document
 from brain.settings import Settings
@@ -19,6 +23,7 @@ from brain.storage.conversation import Conversation
 from roles.agent_file import export_agent, import_agent, parse_agent_file
 from roles.assistant import Assistant
 from roles.cli.progress import progress_to
+from roles.fact_worker import FactWorker
 
 __all__ = ["agent_command", "memory_command"]
 
@@ -60,11 +65,49 @@ async def _transfer(runtime: Runtime, args: argparse.Namespace, progress: Progre
             await asyncio.to_thread(Path(args.file).write_text, text, encoding="utf-8")
         else:
             sys.stdout.write(text)
+    elif args.memory_command == "backfill":
+        messages = parse_messages(await asyncio.to_thread(_read, args.file), args.file)
+        assistant = Assistant.for_runtime(runtime)
+        await assistant.backfill(args.user, args.chat, messages, progress=progress)
+        print(f"loaded {len(messages)} messages into {args.user}/{args.chat}")
+        facts = runtime.settings.memory.facts
+        if facts.enabled and facts.in_process_worker and runtime.tiers is not None:
+            turns, calls = await _learn(runtime, len(messages), progress)
+            print(f"facts learned from {turns} turns with {calls} model calls")
+        elif facts.enabled:
+            print("its turns are queued for fact memory: brain worker applies them")
     else:
         export = parse_export(await asyncio.to_thread(_read, args.file))
-        await import_conversation(runtime.store, export, conv, progress)
+        await Assistant.for_runtime(runtime).import_chat(args.user, args.chat, export, progress=progress)
         print(f"imported {len(export.turns)} turns into {args.user}/{args.chat}")
     return 0
+
+
+async def _learn(runtime: Runtime, total: int, progress: Progress) -> tuple[int, int]:
+    """Apply the queued turns here (the fact worker, until the queue is empty); the turns and calls."""
+    turns = calls = 0
+    while (done := await FactWorker(runtime).run_once(block_ms=None)).entries:
+        turns, calls = turns + done.turns, calls + done.calls
+        report(progress, "learning facts", turns, max(total, turns), "turns")
+    return turns, calls
+
+
+def parse_messages(text: str, name: str) -> list[Message]:
+    """JSON Lines of messages (`Message` fields; `created_at` an ISO time); `InputError` naming the first
+    bad line."""
+    messages = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            messages.append(Message.model_validate_json(line))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "line"
+            raise InputError(f"{name}:{number}: not a message: {where}: {err['msg']}") from None
+    if not messages:
+        raise InputError(f"{name} holds no messages")
+    return messages
 
 
 async def _delete(assistant: Assistant, user: str, chat: str | None) -> int:

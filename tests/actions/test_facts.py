@@ -108,7 +108,15 @@ def test_reply_shapes_are_valid_strict_json_schemas(schema: JsonSchema) -> None:
 
 def test_replies_held_to_the_shapes_parse() -> None:
     extracted = {
-        "facts": [{"text": "住在北京", "category": "personal", "valid_at": None}],
+        "facts": [
+            {
+                "text": "住在北京",
+                "key": "user.city",
+                "value": "北京",
+                "category": "personal",
+                "valid_at": None,
+            }
+        ],
         "summary": "用户住在北京。",
     }
     jsonschema.validate(extracted, extract_schema(fold=True).shape)
@@ -116,6 +124,7 @@ def test_replies_held_to_the_shapes_parse() -> None:
         jsonschema.validate({"facts": []}, extract_schema(fold=True).shape)
     reply = json.dumps(extracted, ensure_ascii=False)
     assert [f.text for f in parse_facts(reply)] == ["住在北京"] and parse_summary(reply) == "用户住在北京。"
+    assert [(f.key, f.value) for f in parse_facts(reply)] == [("user.city", "北京")]
     decided = {"memory": [{"event": "UPDATE", "id": "0", "text": "住在上海", "new": 0}]}
     jsonschema.validate(decided, RECONCILE_SCHEMA.shape)
     decisions, rejected = parse_decisions(json.dumps(decided), ["real"], [NewFact(text="住在上海")])

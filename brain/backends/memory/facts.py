@@ -1,7 +1,9 @@
 """`MemoryFactStore`: users' facts in memory, laid out as the Redis store lays them out (one keyspace name
 per part of `<facts base>`): `facts` id -> the fact as added (never changed), `state` id -> (expired_at,
 invalid_at, superseded_by) for retired facts only, `hash` content hash -> the current fact's id, `alias`
-hash -> fact id, `batches`, `progress`. Each write runs without an await, so it is atomic for callers."""
+hash -> fact id, `prov` id -> sources merged in later, `gen` the change counter, `batches`, `progress`.
+A new fact's search entry goes to the fact index (`MemoryIndexStore` on the same base) in the same write.
+Each write runs without an await, so it is atomic for callers."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from brain.backends.memory.audit import AuditLog
+from brain.backends.memory.index import MemoryIndexStore
 from brain.backends.memory.keyspace import Keyspace
-from brain.errors import ConflictError, NotFoundError
+from brain.errors import ConflictError, NotFoundError, StaleIndexError
 from brain.keys import encode_id, facts_base
 from brain.storage.facts import AuditEntry, AuditEvent, Fact
+from brain.storage.index import IndexEntry
 
 __all__ = ["MemoryFactStore"]
 
@@ -51,6 +55,12 @@ class MemoryFactStore:
         if self._read(user_id, "hash").get(fact.hash) == fact_id:
             self._pop(user_id, "hash", fact.hash)
 
+    def _changed(self, user_id: str | bytes) -> None:
+        self._write(user_id, "gen")["n"] = self._read(user_id, "gen").get("n", 0) + 1
+
+    async def generation(self, user_id: str | bytes) -> int:
+        return int(self._read(user_id, "gen").get("n", 0))
+
     async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
         facts, named = self._read(user_id, "facts"), set()
         for fact_id in fact_ids:
@@ -61,20 +71,31 @@ class MemoryFactStore:
             self._unindex(user_id, raw, fact_id)
             self._pop(user_id, "facts", fact_id)
             self._pop(user_id, "state", fact_id)
+            self._pop(user_id, "prov", fact_id)
         for text_hash, target in list(self._read(user_id, "alias").items()):
             if target in named:
                 self._pop(user_id, "alias", text_hash)
         if named:
             self._audit.forget(user_id, named)
+            self._changed(user_id)
         return len(named)
 
     async def add(
-        self, user_id: str | bytes, fact: Fact, audit: AuditEntry, replaces: str = ""
+        self,
+        user_id: str | bytes,
+        fact: Fact,
+        audit: AuditEntry,
+        replaces: str = "",
+        entry: IndexEntry | None = None,
+        analysis: str = "",
     ) -> str | None:
         self._space.check(user_id)
         existing: str | None = self._read(user_id, "hash").get(fact.hash)
         if existing is not None:
             return existing
+        index = MemoryIndexStore(self._space, facts_base(self._prefix, user_id))
+        if entry is not None and not index.claim(analysis):
+            raise StaleIndexError("adding a fact: the fact index was made by another analysis")
         old_text = ""
         if replaces:
             old: Fact | None = self._read(user_id, "facts").get(replaces)
@@ -82,13 +103,32 @@ class MemoryFactStore:
                 raise NotFoundError(f"adding a fact: there is no fact {replaces!r}")
             if replaces in self._read(user_id, "state"):
                 raise ConflictError(f"adding a fact: fact {replaces!r} was retired meanwhile")
-            self._write(user_id, "state")[replaces] = (fact.created_at, fact.created_at, fact.id)
+            invalid = fact.valid_at if fact.valid_at is not None else fact.created_at
+            self._write(user_id, "state")[replaces] = (fact.created_at, invalid, fact.id)
             self._unindex(user_id, old, replaces)
             old_text = old.text
         self._write(user_id, "facts")[fact.id] = fact
         self._write(user_id, "hash")[fact.hash] = fact.id
+        if entry is not None:
+            index.put(entry)
+        self._changed(user_id)
         self._audit.append(user_id, fact.id, audit, old_text=old_text)
         return None
+
+    async def merge(self, user_id: str | bytes, fact_id: str, text_hash: str, audit: AuditEntry) -> bool:
+        self._space.check(user_id)
+        fact = self._existing(user_id, fact_id, "merging into a fact")
+        if fact_id in self._read(user_id, "state"):
+            return False
+        self._write(user_id, "alias")[text_hash] = fact_id
+        merged: tuple[str, ...] = self._read(user_id, "prov").get(fact_id, ())
+        seen = {*fact.source_turns, *merged}
+        new = tuple(dict.fromkeys(t for t in audit.source_turns if t not in seen))
+        if new:
+            self._write(user_id, "prov")[fact_id] = (*merged, *new)
+        self._changed(user_id)
+        self._audit.append(user_id, fact_id, audit)
+        return True
 
     async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
         self._space.check(user_id)
@@ -97,6 +137,7 @@ class MemoryFactStore:
             return False
         self._write(user_id, "state")[fact_id] = (now, now, "")
         self._unindex(user_id, fact, fact_id)
+        self._changed(user_id)
         self._audit.append(user_id, fact_id, audit, old_text=fact.text)
         return True
 
@@ -109,6 +150,7 @@ class MemoryFactStore:
             return -1
         self._pop(user_id, "state", fact_id)
         self._write(user_id, "hash")[fact.hash] = fact_id
+        self._changed(user_id)
         self._audit.append(user_id, fact_id, audit, new_text=fact.text)
         return 1
 
@@ -120,11 +162,14 @@ class MemoryFactStore:
 
     async def get_many(self, user_id: str | bytes, ids: Sequence[str]) -> list[Fact]:
         facts, states = self._read(user_id, "facts"), self._read(user_id, "state")
-        return [_with_state(facts[i], states.get(i)) for i in ids if i in facts]
+        merged = self._read(user_id, "prov")
+        return [_with_state(facts[i], states.get(i), merged.get(i, ())) for i in ids if i in facts]
 
     async def all(self, user_id: str | bytes) -> list[Fact]:
-        states = self._read(user_id, "state")
-        found = (_with_state(f, states.get(i)) for i, f in self._read(user_id, "facts").items())
+        states, merged = self._read(user_id, "state"), self._read(user_id, "prov")
+        found = (
+            _with_state(f, states.get(i), merged.get(i, ())) for i, f in self._read(user_id, "facts").items()
+        )
         return sorted(found, key=lambda f: (f.created_at, f.id))
 
     async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
@@ -162,8 +207,11 @@ class MemoryFactStore:
         self._write(user_id, "progress")[chat] = int(upto)
 
 
-def _with_state(fact: Fact, state: State | None) -> Fact:
-    """The fact as stored, with its retirement when it has one (its own `invalid_at` wins, as in Redis)."""
+def _with_state(fact: Fact, state: State | None, merged: tuple[str, ...] = ()) -> Fact:
+    """The fact as stored, with the sources merged into it and its retirement when it has one (its own
+    `invalid_at` wins, as in Redis)."""
+    if merged:
+        fact = fact.model_copy(update={"source_turns": (*fact.source_turns, *merged)})
     if state is None:
         return fact
     expired, invalid, superseded = state

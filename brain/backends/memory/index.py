@@ -115,8 +115,16 @@ class MemoryIndexStore:
         return [self._add(entry, analysis) for entry in entries]
 
     def _add(self, entry: IndexEntry, analysis: str) -> int:
-        if not self._current(analysis, claim=True):
+        if not self.claim(analysis):
             return STALE
+        return self.put(entry)
+
+    def claim(self, analysis: str) -> bool:
+        """Whether `analysis` made the postings (an empty namespace takes it): what a write checks first."""
+        return self._current(analysis, claim=True)
+
+    def put(self, entry: IndexEntry) -> int:
+        """Index `entry` (after `claim`), at once: 1 added, 0 its id is there (nothing changes)."""
         state = self._space.setdefault(self._name("docs"), _Namespace)
         doc = entry.doc
         if doc.id in state.docs:

@@ -1,6 +1,8 @@
 """`RedisFactStore`: each user's facts under one hash tag (`brain.keys.facts_base`): the facts, their retired
-state, a content-hash index, aliases, batches, progress, and the audit stream. Every change is one Lua call
-that also appends its audit event (`brain.backends.redis.fact_scripts`)."""
+state, a content-hash index, aliases, provenance merged in later, batches, progress, a change counter, and
+the audit stream. Every change is one Lua call that also appends its audit event; a new fact's search entry
+(in the same hash tag: the fact index is `facts_base` too) is written by that same call
+(`brain.backends.redis.fact_scripts`)."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from brain.backends.redis.client import RedisClient, Refused
-from brain.backends.redis.fact_scripts import ADD, ERASE, RESTORE, RETIRE
+from brain.backends.redis.fact_scripts import ADD, ERASE, MERGE, RESTORE, RETIRE
 from brain.backends.redis.fence import Fencing, fenced
-from brain.errors import ConflictError, NotFoundError, StoreError
+from brain.backends.redis.index import RedisIndexStore
+from brain.errors import ConflictError, NotFoundError, StaleIndexError, StoreError
 from brain.keys import encode_id, facts_base
 from brain.search.filters import text
 from brain.storage.facts import AuditEntry, AuditEvent, Fact
+from brain.storage.index import IndexEntry
 from brain.telemetry import TracedScript
 
 __all__ = ["RedisFactStore", "audit_pairs"]
@@ -41,6 +45,7 @@ class RedisFactStore:
         self._retire = TracedScript(client.register_script(fenced(RETIRE)), "facts.retire")
         self._restore = TracedScript(client.register_script(fenced(RESTORE)), "facts.restore")
         self._erase = TracedScript(client.register_script(ERASE), "facts.erase")
+        self._merge = TracedScript(client.register_script(fenced(MERGE)), "facts.merge")
 
     def _key(self, user_id: str | bytes, part: str) -> str:
         return f"{facts_base(self.prefix, user_id)}:{part}"
@@ -49,23 +54,49 @@ class RedisFactStore:
         """The keys every fact script takes: facts, state, hashes, audit."""
         return [self._key(user_id, part) for part in ("facts", "state", "hash", "audit")]
 
-    async def _call(self, what: str, script: Any, user_id: str | bytes, args: list[Any]) -> Any:
+    async def _call(
+        self, what: str, script: Any, user_id: str | bytes, args: list[Any], keys: list[str] | None = None
+    ) -> Any:
+        """A fact script on the user's keys (or `keys`), its refusals as our errors; `what` names the
+        work, `args[0]` the fact (`args[3]` the one an add replaces)."""
         try:
-            return await self._fencing.call(script, self._keys(user_id), args, user_id)
+            return await self._fencing.call(script, keys or self._keys(user_id), args, user_id)
         except Refused as exc:
             if exc.code == "BRAIN_MISSING":
-                raise NotFoundError(f"{what}: there is no fact {args[0]!r}") from None
+                missing = args[3] if script is self._add else args[0]
+                raise NotFoundError(f"{what}: there is no fact {missing!r}") from None
             if exc.code == "BRAIN_RETIRED":
                 raise ConflictError(f"{what}: fact {args[3]!r} was retired meanwhile") from None
+            if exc.code == "BRAIN_STALE":
+                raise StaleIndexError(f"{what}: the fact index was made by another analysis") from None
             raise
 
     async def add(
-        self, user_id: str | bytes, fact: Fact, audit: AuditEntry, replaces: str = ""
+        self,
+        user_id: str | bytes,
+        fact: Fact,
+        audit: AuditEntry,
+        replaces: str = "",
+        entry: IndexEntry | None = None,
+        analysis: str = "",
     ) -> str | None:
         pairs = audit_pairs(audit, "old_text")
-        args = [fact.id, fact.model_dump_json(), fact.hash, replaces, repr(fact.created_at), *pairs]
-        existing, _ = await self._call("adding a fact", self._add, user_id, args)
+        invalid = fact.valid_at if fact.valid_at is not None else fact.created_at
+        indexed = RedisIndexStore.add_args(entry, analysis)[1:] if entry is not None else [""] * 7
+        args = [fact.id, fact.model_dump_json(), fact.hash, replaces, repr(fact.created_at), repr(invalid)]
+        args = [*args, *indexed[-1:], *indexed[:-1], *pairs]
+        keys = [self._key(user_id, "docs"), *self._keys(user_id)]
+        existing, _ = await self._call("adding a fact", self._add, user_id, args, keys)
         return text(existing) or None
+
+    async def merge(self, user_id: str | bytes, fact_id: str, text_hash: str, audit: AuditEntry) -> bool:
+        sources = json.dumps(list(audit.source_turns)) if audit.source_turns else ""
+        args = [fact_id, text_hash, sources, *audit_pairs(audit)]
+        keys = [*self._keys(user_id), self._key(user_id, "alias")]
+        return bool(await self._call("merging into a fact", self._merge, user_id, args, keys))
+
+    async def generation(self, user_id: str | bytes) -> int:
+        return int(await self._client.get(self._key(user_id, "gen")) or 0)
 
     async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
         args = [fact_id, repr(now), *audit_pairs(audit, "old_text")]
@@ -88,16 +119,19 @@ class RedisFactStore:
         async with self._client.pipeline(transaction=False) as pipe:
             pipe.hmget(facts_key, list(ids))
             pipe.hmget(state_key, list(ids))
-            raw, states = await pipe.execute()
-        return [_parse(r, s) for r, s in zip(raw, states, strict=True) if r is not None]
+            pipe.hmget(self._key(user_id, "prov"), list(ids))
+            raw, states, merged = await pipe.execute()
+        return [_parse(r, s, m) for r, s, m in zip(raw, states, merged, strict=True) if r is not None]
 
     async def all(self, user_id: str | bytes) -> list[Fact]:
         facts_key, state_key = self._keys(user_id)[:2]
         async with self._client.pipeline(transaction=False) as pipe:
             pipe.hgetall(facts_key)
             pipe.hgetall(state_key)
-            raw, states = await pipe.execute()
-        return sorted((_parse(v, states.get(k)) for k, v in raw.items()), key=lambda f: (f.created_at, f.id))
+            pipe.hgetall(self._key(user_id, "prov"))
+            raw, states, merged = await pipe.execute()
+        facts = (_parse(v, states.get(k), merged.get(k)) for k, v in raw.items())
+        return sorted(facts, key=lambda f: (f.created_at, f.id))
 
     async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
         if not hashes:
@@ -139,9 +173,11 @@ class RedisFactStore:
         await self._fencing.run([("HSET", self._key(user_id, "progress"), (field, upto))], user_id)
 
 
-def _parse(raw: bytes | str, state: bytes | str | None) -> Fact:
+def _parse(raw: bytes | str, state: bytes | str | None, merged: bytes | str | None = None) -> Fact:
     try:
         fact = Fact.model_validate_json(raw)
+        if merged:
+            fact = fact.model_copy(update={"source_turns": (*fact.source_turns, *json.loads(merged))})
         if not state:
             return fact
         expired, invalid, superseded = text(state).split("|")

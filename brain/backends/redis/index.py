@@ -58,7 +58,9 @@ class RedisIndexStore:
         return f"{self.base}:{part}"
 
     @staticmethod
-    def _add_args(entry: IndexEntry, analysis: str) -> list[Any]:
+    def add_args(entry: IndexEntry, analysis: str) -> list[Any]:
+        """An entry as the index scripts take it: id, record, ts, length, postings, tags, vector,
+        analysis."""
         doc = entry.doc
         postings = " ".join(f"{term} {tf}" for term, tf in entry.counts.items())
         packed = array("f", entry.vector).tobytes() if entry.vector is not None else b""
@@ -71,11 +73,11 @@ class RedisIndexStore:
         head, ticket = self._fencing.ticket_parts(self.base)
         docs = [*head, self._key("docs")]
         if len(entries) == 1:
-            args = ticket + self._add_args(entries[0], analysis)
+            args = ticket + self.add_args(entries[0], analysis)
             return [int(await self._scripts.add(keys=docs, args=args))]
         pipe = self._client.pipeline(transaction=False)
         for entry in entries:  # redis-py queues a script call on a pipeline
-            await self._scripts.add(keys=docs, args=ticket + self._add_args(entry, analysis), client=pipe)
+            await self._scripts.add(keys=docs, args=ticket + self.add_args(entry, analysis), client=pipe)
         return [int(r) for r in await pipe.execute()]
 
     async def delete(self, doc_id: str, terms: Sequence[str], tags: Sequence[str], analysis: str) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ADD", "DELETE", "SEARCH"]
+__all__ = ["ADD", "COMMON", "DELETE", "INDEX_ADD", "SEARCH"]
 
 # Keys inside one index are built in the scripts from the declared `docs` key: they share its hash tag, so
 # they live in the same Cluster slot; passing hundreds of posting keys per call would cost more than the work.
@@ -19,31 +19,41 @@ local function current(version, claim)
 end
 """
 
+INDEX_ADD = """
+-- Index one document (after COMMON): 1 added, 0 the id is there (nothing changes).
+local function index_add(id, record, ts, length, postings, tags, vector)
+  if redis.call('HEXISTS', key('docs'), id) == 1 then return 0 end
+  if vector ~= '' then
+    if redis.call('HEXISTS', key('stats'), 'vgen') == 0 then  -- a new generation of the namespace's vectors
+      local now = redis.call('TIME')
+      redis.call('HSET', key('stats'), 'vgen', now[1] .. '.' .. now[2])
+    end
+    redis.call('HSET', key('vec'), id, vector)
+    redis.call('ZADD', key('vseq'), redis.call('HINCRBY', key('stats'), 'vseq', 1), id)
+  end
+  redis.call('HSET', key('docs'), id, record)
+  redis.call('HSET', key('len'), id, length)
+  redis.call('ZADD', key('time'), ts, id)
+  redis.call('HINCRBY', key('stats'), 'n', 1)
+  redis.call('HINCRBY', key('stats'), 'total', length)
+  for term, tf in string.gmatch(postings, '(%S+) (%S+)') do
+    redis.call('ZADD', key('post:' .. term), tf, id)
+  end
+  for tag in string.gmatch(tags, '%S+') do redis.call('SADD', key('tag:' .. tag), id) end
+  return 1
+end
+"""
+"""A Lua function (after `COMMON`) that indexes one document; the index's ADD and the fact store's ADD
+use it, so a fact and its search entry are one write."""
+
 ADD = (
     COMMON
+    + INDEX_ADD
     + """
 -- KEYS: docs; ARGV: id, record, ts, length, postings 'term tf term tf ...', tags 'tag tag ...', vector,
 -- analysis. Returns 1 (added), 0 (the id is there) or -1 (the index was built by another analysis).
 if not current(ARGV[8], true) then return -1 end
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
-if ARGV[7] ~= '' then
-  if redis.call('HEXISTS', key('stats'), 'vgen') == 0 then  -- a new generation of the namespace's vectors
-    local now = redis.call('TIME')
-    redis.call('HSET', key('stats'), 'vgen', now[1] .. '.' .. now[2])
-  end
-  redis.call('HSET', key('vec'), ARGV[1], ARGV[7])
-  redis.call('ZADD', key('vseq'), redis.call('HINCRBY', key('stats'), 'vseq', 1), ARGV[1])
-end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', key('len'), ARGV[1], ARGV[4])
-redis.call('ZADD', key('time'), ARGV[3], ARGV[1])
-redis.call('HINCRBY', key('stats'), 'n', 1)
-redis.call('HINCRBY', key('stats'), 'total', ARGV[4])
-for term, tf in string.gmatch(ARGV[5], '(%S+) (%S+)') do
-  redis.call('ZADD', key('post:' .. term), tf, ARGV[1])
-end
-for tag in string.gmatch(ARGV[6], '%S+') do redis.call('SADD', key('tag:' .. tag), ARGV[1]) end
-return 1
+return index_add(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 """
 )
 

@@ -725,3 +725,34 @@ def test_erasing_a_user_then_compacting_leaves_nothing_of_them_on_disk(
     assert compacted.returncode == 0, compacted.stderr
     assert compacted.stdout == "the append-only file was rewritten\n"
     assert not on_disk()
+
+
+def test_memory_backfill_learns_facts_as_of_the_turns_times(
+    openai_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    fact = {
+        "text": "Lives in Oslo",
+        "key": "user.city",
+        "value": "Oslo",
+        "category": "personal",
+        "valid_at": None,
+    }
+    openai_server.script(Chat(json.dumps({"facts": [fact]})))
+    env = with_defaults(env_for(openai_server))
+    lines = [
+        {"role": "user", "content": "I live in Oslo.", "created_at": "2024-03-01T09:30:00Z"},
+        {"role": "assistant", "content": "Noted.", "created_at": "2024-03-01T09:30:05Z"},
+    ]
+    file = tmp_path / "turns.jsonl"
+    file.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    done = brain("memory", "backfill", "--user", "bo", "--chat", "old", str(file), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "loaded 2 messages into bo/old\nfacts learned from 2 turns with 1 model calls\n"
+    prompt = openai_server.chat_requests()[-1].body["messages"][1]["content"]
+    assert "[2024-03-01 09:30]\nUser: I live in Oslo." in prompt
+    then = brain("memory", "facts", "--user", "bo", "--as-of", "2024-03-02", env=env)
+    before = brain("memory", "facts", "--user", "bo", "--as-of", "2024-02-28", env=env)
+    assert "user.city: Lives in Oslo" in then.stdout and before.stdout == ""
+    file.write_text(json.dumps(lines[0]) + "\n" + '{"role": "user"}\n')
+    broken = brain("memory", "backfill", "--user", "bo", "--chat", "other", str(file), env=env)
+    assert broken.returncode == 1 and "turns.jsonl:2: not a message: content" in broken.stderr

@@ -73,6 +73,20 @@ async def test_infer_stores_turns_and_queues_them_for_facts(served: Served) -> N
     assert await served.redis.xlen("svc:{queue}:facts") == 1
 
 
+async def test_messages_added_with_their_own_times_are_stored_with_them(served: Served) -> None:
+    """A backfill over HTTP: each message keeps its time (the time its facts hold from); a time without a
+    zone is refused, nothing stored."""
+    old = {"role": "user", "content": "I moved to Porto", "created_at": "2024-03-01T09:30:00+00:00"}
+    async with served.client(await served.key("ann")) as http:
+        naive = await http.post("/v1/memories", json={"messages": [old | {"created_at": "2024-03-01T09:30"}]})
+        assert naive.status_code == 422
+        added = await http.post("/v1/memories", json={"messages": [old], "chat_id": "past"})
+        assert added.status_code == 202
+        chat = (await http.get("/v1/chats/past")).json()
+    assert [t["content"] for t in chat["turns"]] == ["I moved to Porto"]
+    assert chat["turns"][0]["at"].startswith("2024-03-01T09:30:00")
+
+
 async def test_chat_streams_server_sent_events_and_remembers(served: Served) -> None:
     served.llm.add("Hello Ann, nice to meet you.")
     async with served.client(await served.key("ann")) as http:

@@ -8,10 +8,17 @@ from brain.backends.memory import MemoryBackend
 from brain.keys import facts_base
 from brain.storage import AuditEntry, Fact
 from brain.storage.facts import fact_hash
+from brain.testing.conformance.fact_writes import FactWriteConformance
 from brain.testing.conformance.facts import FactStoreConformance
 
 
 class TestMemoryFacts(FactStoreConformance):
+    @pytest.fixture
+    def backend(self) -> MemoryBackend:
+        return MemoryBackend(prefix="t")
+
+
+class TestMemoryFactWrites(FactWriteConformance):
     @pytest.fixture
     def backend(self) -> MemoryBackend:
         return MemoryBackend(prefix="t")
@@ -22,8 +29,9 @@ async def test_emptied_parts_leave_no_names() -> None:
     fact = Fact(text="Has a cat", hash=fact_hash("Has a cat"))
     base = facts_base("t", "u")
     await backend.facts.add("u", fact, AuditEntry(event="ADD"))
-    assert await backend.user_leftovers("u") == [f"{base}:audit", f"{base}:facts", f"{base}:hash"]
+    kept = [f"{base}:audit", f"{base}:facts", f"{base}:gen"]
+    assert await backend.user_leftovers("u") == [*kept, f"{base}:hash"]
     await backend.facts.retire("u", fact.id, time.time(), AuditEntry(event="DELETE"))
-    assert await backend.user_leftovers("u") == [f"{base}:audit", f"{base}:facts", f"{base}:state"]
+    assert await backend.user_leftovers("u") == [*kept, f"{base}:state"]
     await backend.facts.restore("u", fact.id, AuditEntry(event="ROLLBACK"))
-    assert await backend.user_leftovers("u") == [f"{base}:audit", f"{base}:facts", f"{base}:hash"]
+    assert await backend.user_leftovers("u") == [*kept, f"{base}:hash"]

@@ -15,6 +15,7 @@ from brain.backends.redis import RedisBackend
 from brain.storage.conversation import Conversation
 from brain.testing import ScriptedLLM
 from brain.testing.conformance.erasure import ErasureStoreConformance
+from brain.testing.conformance.fact_writes import FactWriteConformance
 from brain.testing.conformance.queue import FactQueueConformance
 from tests.support.cluster import cluster_ports
 from tests.support.servers import RedisServerProcess
@@ -154,8 +155,8 @@ async def test_a_busy_cluster_client_waits_instead_of_failing(cluster_url: str, 
             assert len(await store.read_turns(Conversation(f"u{i}", "c"), 1, 10)) == 5
 
 
-class TestErasureOnACluster(ErasureStoreConformance):
-    """A script reads one slot only: each erased namespace keeps a copy of the erasure record."""
+class OnACluster:
+    """A backend with a prefix of its own on the test cluster."""
 
     @pytest.fixture
     async def backend(self, cluster_url: str, tmp_path: Path) -> AsyncIterator[RedisBackend]:
@@ -163,20 +164,20 @@ class TestErasureOnACluster(ErasureStoreConformance):
             {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
         )
         async with await RedisConnection.open(settings) as connection:
-            yield RedisBackend(connection.client, prefix=f"e{uuid.uuid4().hex[:8]}")
+            yield RedisBackend(connection.client, prefix=f"c{uuid.uuid4().hex[:8]}")
 
 
-class TestQueueOnACluster(FactQueueConformance):
+class TestErasureOnACluster(OnACluster, ErasureStoreConformance):
+    """A script reads one slot only: each erased namespace keeps a copy of the erasure record."""
+
+
+class TestQueueOnACluster(OnACluster, FactQueueConformance):
     """The stream, its dead letters and each chat's tries share one slot; a park checks the user's erasure
     record (another slot) right after its script."""
 
-    @pytest.fixture
-    async def backend(self, cluster_url: str, tmp_path: Path) -> AsyncIterator[RedisBackend]:
-        settings = Settings.model_validate(
-            {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
-        )
-        async with await RedisConnection.open(settings) as connection:
-            yield RedisBackend(connection.client, prefix=f"q{uuid.uuid4().hex[:8]}")
+
+class TestFactWritesOnACluster(OnACluster, FactWriteConformance):
+    """A fact, its search entry, provenance and change counter share the user's slot: one script."""
 
 
 async def test_wait_replicas_goes_to_the_writes_own_node_on_a_cluster(

@@ -14,6 +14,7 @@ from brain.testing.conformance.block_sessions import BlockSessionStoreConformanc
 from brain.testing.conformance.blocks import CoreBlockStoreConformance
 from brain.testing.conformance.conversation import ConversationStoreConformance
 from brain.testing.conformance.erasure import ErasureStoreConformance
+from brain.testing.conformance.fact_writes import FactWriteConformance
 from brain.testing.conformance.facts import FactStoreConformance
 from brain.testing.conformance.graph import GraphStoreConformance
 from brain.testing.conformance.index import IndexStoreConformance
@@ -44,6 +45,10 @@ class TestBlockSessions(OnRedis, BlockSessionStoreConformance):
 
 
 class TestFacts(OnRedis, FactStoreConformance):
+    pass
+
+
+class TestFactWrites(OnRedis, FactWriteConformance):
     pass
 
 

@@ -1,0 +1,1 @@
+"""Dev sets for duplicate-fact merging (see `paraphrases.py`)."""

@@ -1,0 +1,47 @@
+"""The facts a turn's prompt shows: the user's current facts relevant to the question, those the chat's
+agent may see, raised through the graph when it is on; cached per chat while the user's facts do not change
+(`brain.memory.fact_cache`)."""
+
+from __future__ import annotations
+
+from brain.keys import encode_id
+from brain.memory.fact_cache import FactCache
+from brain.memory.facts import Fact
+from brain.memory.graph import graph_links
+from brain.runtime import Runtime
+from brain.search.analysis import searchable
+from roles.access import agent_of, agent_sees
+
+__all__ = ["PromptFacts"]
+
+
+class PromptFacts:
+    """Facts for prompts over one runtime, with the process's cache of them (shared by every call)."""
+
+    def __init__(self, runtime: Runtime, cache: FactCache | None = None) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings.memory
+        self.cache = cache or FactCache()
+
+    async def recall(self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None) -> list[Fact]:
+        """The user's current facts relevant to `text`, for a turn in `chat_id` (only those the chat's
+        agent may see: `roles.access.agent_sees`); none when facts are off. One read of the user's fact
+        generation; the same question in the same chat under the same generation is not searched again."""
+        facts = self.settings.facts
+        if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
+            return []
+        tiers, graph, limit = self.runtime.tiers, self.settings.graph, facts.prompt_facts
+        view = self.cache.view(user_id, await tiers.facts.generation(user_id))
+        scope = "" if chat_id is None else encode_id(chat_id, "chat_id")
+        if (shown := view.shown_for(scope, text)) is not None:
+            return shown
+        agent = agent_of(chat_id) if chat_id is not None else None
+        depth = limit * 2 if agent is not None else limit  # room for facts of other agents, dropped below
+        found = await tiers.facts.search(user_id, text, limit=depth, known=view.facts)
+        if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
+            links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
+            if links:
+                found = await tiers.facts.search(user_id, text, limit=depth, linked=links, known=view.facts)
+        shown = [f for f in found if agent_sees(agent, f)][:limit]
+        view.show(scope, text, shown, self.cache.questions)
+        return shown
