@@ -1,8 +1,9 @@
 """Graph extraction: the LLM tasks of graph memory, as tool calls. Prompts, tool specs and parsing are pure.
 
 Extraction reads a batch of turns and calls `record_graph` once with the entities and the relations between
-them. A contradiction check, only when a new relation has the same source and relation as a current one
-with another target, shows those under small integer ids and the model calls `retire_relations`.
+them; a relation the turns say ended ("left Google") is flagged `ends`. A contradiction check, only when a
+new relation has the same source and relation as a current one with another target, or an ending names no
+current relation exactly, shows those under small integer ids and the model calls `retire_relations`.
 Malformed arguments (or no call at all) are a `MalformedReplyError`: the batch stays pending (and counts a
 try), nothing is applied. Arguments are read tolerantly (`brain.llm.json_reply`), their shape strictly.
 """
@@ -60,7 +61,15 @@ RECORD_GRAPH = ToolSpec(
                         "source": _STRING,
                         "relation": _STRING,
                         "target": _STRING,
-                        "valid_at": {"type": ["string", "null"], "description": "ISO date it became true"},
+                        "valid_at": {
+                            "type": ["string", "null"],
+                            "description": "ISO date it became true (with ends: the date it ended)",
+                        },
+                        "ends": {
+                            "type": "boolean",
+                            "description": "true when the conversation says this relation ended or is no "
+                            "longer true",
+                        },
                     },
                     "required": ["source", "relation", "target"],
                 },
@@ -88,13 +97,19 @@ _EXTRACT = """You turn conversations into a knowledge graph. Call record_graph e
 - relations: facts between two entities, as short snake_case verbs in the conversation's language
   (lives_in, sister_of, adopted, works_at, 住在). Use a speaker's name, never "I", "me" or "user".
 - Only what the conversation states. valid_at is the ISO date a relation began, when the text says so.
+- A relation the conversation says ended or is no longer true ("left Google", "quit her job", "no longer
+  lives in Rome", "divorced Tom", 从腾讯离职, 不再住在上海): record the relation that ended (works_at,
+  lives_in, married_to, 住在) with ends: true, and valid_at the date it ended when the text says so.
+  Visiting or mentioning something ends nothing.
 - Nothing worth recording: call record_graph with empty lists.
 Today is {today}."""
 
 _CHECK = """A knowledge graph gained new relations. For each existing relation, decide whether a new one shows
 it is no longer true (someone moved, changed jobs, a pet was renamed). Do not retire a relation that can
-be true beside the new one (likes pizza and likes sushi). Call retire_relations once with the ids to
-retire (an empty list when none)."""
+be true beside the new one (likes pizza and likes sushi). A new relation marked [ended] says it stopped
+being true: retire the existing relation it ends (left Google ends works_at Google), never one that can
+still be true (visited Google). Call retire_relations once with the ids to retire (an empty list when
+none)."""
 
 
 class NewEntity(BaseModel):
@@ -112,6 +127,7 @@ class NewRelation(BaseModel):
     relation: str = Field(min_length=1, max_length=64)
     target: str = Field(min_length=1, max_length=200)
     valid_at: str | None = None
+    ends: bool | None = None  # true: the relation ended (valid_at is when)
 
 
 class Extracted(BaseModel):

@@ -1,12 +1,16 @@
 """Remember as a graph: turn a batch of turns into entities and relations. One tool call extracts both; a
 second only when a new relation may contradict a current one (same source and relation, another target).
-Entities resolve by name and alias without a call. Every change goes through `GraphMemory`, audited with
-the facts; nothing is deleted. Applying the same batch again changes nothing and calls nothing."""
+A relation the batch says ended ("Caroline left Google", flagged by the model, or spelled as an ending:
+`ended_relation`) is not stored: it retires the current relation with the same source, relation and
+target without a call; when it names none exactly ("left", or works_at for a stored works_for), the second
+call is shown the current relations between its two entities. Entities resolve by name and alias without
+a call. Every change goes through `GraphMemory`, audited with the facts; nothing is deleted. Applying the
+same batch again changes nothing and calls nothing."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
@@ -21,9 +25,18 @@ from actions.graph import (
     render_check,
     render_extract,
 )
+from brain.llm.json_reply import excerpt
 from brain.llm.protocol import LLM
 from brain.memory.facts import fact_hash
-from brain.memory.graph import GraphMemory, Neighbourhood, Relation, name_key, relation_name
+from brain.memory.graph import (
+    GraphMemory,
+    Neighbourhood,
+    Relation,
+    ended_relation,
+    name_key,
+    relation_name,
+)
+from brain.memory.graph.model import day
 from brain.message import Message, speaker
 from brain.settings import GraphSettings
 
@@ -45,6 +58,18 @@ class GraphReport(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+
+class _Ending(BaseModel):
+    """A relation the batch says ended, at `relation.invalid_at` (the date said, `dated`, else the time of
+    the latest turn saying it). `exact`: `relation.relation` is the relation that ended; else only the verb
+    that ended it is known ("left")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    relation: Relation
+    exact: bool
+    dated: bool
 
 
 async def remember_graph(
@@ -79,12 +104,13 @@ async def remember_graph(
         )
     ids = await _entities(graph, user_id, extracted)
     source = tuple(m.id for m in turns)
-    new = _relations(extracted, ids, turns, facts or {})
+    new, endings = _relations(extracted, ids, turns, facts or {})
+    said = [*new, *(e.relation for e in endings)]
     # a document is about what it names, and about both ends of a relation learned from it (a speaker
     # who says "I moved to Porto" names herself only as the speaker)
     learned = [
         (end, doc)
-        for r in new
+        for r in said
         for doc in (*r.source_turns, *filter(None, [r.fact_id]))
         for end in (r.source, r.target)
     ]
@@ -96,30 +122,45 @@ async def remember_graph(
     for name in spelled:
         if name_key(name) in ids:
             names.setdefault(ids[name_key(name)], name)
-    around = await graph.neighbourhood(user_id, sorted({r.source for r in new}), limit=500)
-    retired = 0
-    candidates = _candidates(around, new)[: settings.max_checks]
-    calls = 1
-    if candidates:
-        shown = around.model_copy(update={"relations": tuple(candidates)}).lines()
-        fresh = [_line(r, names, around) for r in new]
+    around = await graph.neighbourhood(user_id, sorted({r.source for r in said}), limit=500)
+    ended = _ended(around, endings)
+    candidates = _candidates(around, new, endings, {old.id for old, _ in ended})[: settings.max_checks]
+    chosen: list[int] = []
+    reason, calls = "", 1
+    if candidates:  # asked before anything is retired: an unusable reply retires nothing
+        fresh = [_line(r, names, around) for r in new] + [_ended_line(e, names, around) for e in endings]
         check = await llm.complete(
-            render_check(shown, fresh), tools=[RETIRE_RELATIONS], tool_choice="required"
+            render_check(_lines(around, candidates), fresh), tools=[RETIRE_RELATIONS], tool_choice="required"
         )
         usage, calls = usage + check.usage, 2
         chosen, reason = parse_retired(check, len(candidates))
-        for index in chosen:
-            old = candidates[index]
-            successor = next((r for r in new if r.source == old.source and r.relation == old.relation), None)
-            retired += await graph.retire(
-                user_id,
-                old.id,
-                invalid_at=successor.valid_at if successor is not None else None,
-                actor=actor,
-                reason=reason or "contradicted",
-                source=source,
-                label=shown[index],
-            )
+    retired = 0
+    for index in chosen:
+        old = candidates[index]
+        successor = next((r for r in new if r.source == old.source and r.relation == old.relation), None)
+        ending = next((e for e in endings if _between(old, e.relation)), None)
+        when = successor.valid_at if successor is not None else None
+        if successor is None and ending is not None:
+            when = ending.relation.invalid_at
+        retired += await graph.retire(
+            user_id,
+            old.id,
+            invalid_at=when,
+            actor=actor,
+            reason=reason or ("contradicted" if successor is not None or ending is None else "ended"),
+            source=source,
+            label=_lines(around, [old])[0],
+        )
+    for old, ending in ended:
+        retired += await graph.retire(
+            user_id,
+            old.id,
+            invalid_at=ending.relation.invalid_at,
+            actor=actor,
+            reason=_ended_reason(ending, turns),
+            source=ending.relation.source_turns,
+            label=_lines(around, [old])[0],
+        )
     added = 0
     for relation in new:
         _, is_new = await graph.relate(
@@ -186,23 +227,41 @@ def _mentions(
 
 def _relations(
     extracted: Extracted, ids: Mapping[str, str], turns: Sequence[Message], facts: Mapping[str, str]
-) -> list[Relation]:
+) -> tuple[list[Relation], list[_Ending]]:
+    """The batch's new relations and its endings: flagged `ends`, or spelled as one (`ended_relation`).
+    A relation both stated and ended in the batch is what the later of the two says ("quit Google in
+    2019 ... back at Google now")."""
     out: dict[str, Relation] = {}
+    endings: dict[str, _Ending] = {}
+    times = {t.id: t.created_at.timestamp() for t in turns}
     for r in extracted.relations:
         start, end, verb = ids.get(name_key(r.source)), ids.get(name_key(r.target)), relation_name(r.relation)
         if start is None or end is None or not verb or start == end:
             continue
         fact = next((i for i, t in facts.items() if _names(t, r.source) and _names(t, r.target)), None)
+        provenance = _provenance(turns, r.source, r.target)
+        stops = ended_relation(verb)
+        if stops is None and r.ends:
+            stops = verb
+        when = parse_when(r.valid_at)
+        if stops is None:
+            relation = Relation(
+                source=start, relation=verb, target=end, valid_at=when, fact_id=fact, source_turns=provenance
+            )
+            endings.pop(relation.key, None)
+            out.setdefault(relation.key, relation)
+            continue
         relation = Relation(
             source=start,
-            relation=verb,
+            relation=stops or verb,
             target=end,
-            valid_at=parse_when(r.valid_at),
+            invalid_at=when if when is not None else max(times[t] for t in provenance),
             fact_id=fact,
-            source_turns=_provenance(turns, r.source, r.target),
+            source_turns=provenance,
         )
-        out.setdefault(relation.key, relation)
-    return list(out.values())
+        out.pop(relation.key, None)
+        endings[relation.key] = _Ending(relation=relation, exact=bool(stops), dated=when is not None)
+    return list(out.values()), list(endings.values())
 
 
 def _names(text: str, name: str) -> bool:
@@ -221,11 +280,57 @@ def _provenance(turns: Sequence[Message], source: str, target: str) -> tuple[str
     return tuple(both or either or [t.id for t in turns])
 
 
-def _candidates(around: Neighbourhood, new: Sequence[Relation]) -> list[Relation]:
-    """Current relations that a new one may contradict: same source and relation, another target."""
+def _ended(around: Neighbourhood, endings: Sequence[_Ending]) -> list[tuple[Relation, _Ending]]:
+    """The current relations an ending names exactly (same source, relation and target), with it; not one
+    that began after the date the ending was said to happen."""
+    return [
+        (old, e)
+        for e in endings
+        if e.exact
+        for old in around.relations
+        if old.key == e.relation.key
+        and not (e.dated and old.valid_at is not None and (e.relation.invalid_at or 0) < old.valid_at)
+    ]
+
+
+def _candidates(
+    around: Neighbourhood, new: Sequence[Relation], endings: Sequence[_Ending], retiring: Set[str]
+) -> list[Relation]:
+    """Current relations (not already `retiring`) that the batch may end: those a new one may contradict
+    (same source and relation, another target), then, for an ending that names none exactly, those
+    between its two entities (either way)."""
     keys = {r.key for r in new}
     slots = {(r.source, r.relation) for r in new}
-    return [r for r in around.relations if (r.source, r.relation) in slots and r.key not in keys]
+    loose = [e.relation for e in endings if not any(old.key == e.relation.key for old in around.relations)]
+    found = {
+        r.id: r
+        for r in around.relations
+        if r.id not in retiring and r.key not in keys and (r.source, r.relation) in slots
+    }
+    for r in around.relations:
+        if r.id not in retiring and r.key not in keys and any(_between(r, e) for e in loose):
+            found.setdefault(r.id, r)
+    return list(found.values())
+
+
+def _between(relation: Relation, other: Relation) -> bool:
+    """Whether two relations join the same two entities, either way."""
+    return {relation.source, relation.target} == {other.source, other.target}
+
+
+def _lines(around: Neighbourhood, relations: Sequence[Relation]) -> list[str]:
+    return around.model_copy(update={"relations": tuple(relations)}).lines()
+
+
+def _ended_line(ending: _Ending, names: Mapping[str, str], around: Neighbourhood) -> str:
+    when = f" {day(ending.relation.invalid_at)}" if ending.dated and ending.relation.invalid_at else ""
+    return f"{_line(ending.relation, names, around)} [ended{when}]"
+
+
+def _ended_reason(ending: _Ending, turns: Sequence[Message]) -> str:
+    """The audit reason of a retirement by an ending: "ended: " and the (latest) turn that said it."""
+    said = [t.content for t in turns if t.id in ending.relation.source_turns and t.content]
+    return f"ended: {excerpt(said[-1], 100)}" if said else "ended"
 
 
 def _line(relation: Relation, names: Mapping[str, str], around: Neighbourhood) -> str:

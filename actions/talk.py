@@ -17,6 +17,7 @@ from actions.memory_section import MemoryItem, fact_items, knowledge_item, summa
 from brain.errors import LLMError
 from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
 from brain.llm.tokens import Tokenizer
+from brain.memory.steps import as_chat, is_step
 from brain.message import Message
 from brain.storage.facts import Fact
 
@@ -75,9 +76,10 @@ def render_talk(
 ) -> list[ChatMessage]:
     """The answer prompt. Pure. Everything recalled (`knowledge`, `summary`, `memory`, `facts`) goes in the
     system message's memory section, after the persona and `instructions`. Recent turns are dropped
-    oldest-first to fit `history_budget` tokens; `history_tokens` (the stored cost of each turn) saves
-    counting them again. `resolved`, the text made self-contained by `refine_memory`, goes beside the
-    user's own words (which are sent once)."""
+    oldest-first to fit `history_budget` tokens (a kept tool step's results leave with its call:
+    `brain.memory.steps`); `history_tokens` (the stored cost of each turn) saves counting them again.
+    `resolved`, the text made self-contained by `refine_memory`, goes beside the user's own words (which
+    are sent once)."""
     recalled = bool(facts or memory or knowledge.strip() or summary.strip())
     items = memory_items(knowledge, summary, facts, memory) if recalled else ()
     messages = [render_system(persona, items, instructions)]
@@ -90,7 +92,10 @@ def render_talk(
         if used + cost > history_budget:
             break
         used += cost
-        recent.append(_chat_message("assistant" if m.role == "assistant" else "user", m.content))
+        role: Literal["user", "assistant"] = "assistant" if m.role == "assistant" else "user"
+        recent.append(as_chat(m) if is_step(m) else _chat_message(role, m.content))
+    while recent and recent[-1].role == "tool":  # results whose call is out of the window go with it
+        recent.pop()
     messages.extend(reversed(recent))
     if resolved and resolved.strip() != text.strip():
         text = f"{text}\n\n(In this conversation, this means: {resolved})"

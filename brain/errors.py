@@ -6,6 +6,7 @@ __all__ = [
     "BrainError",
     "ConfigError",
     "ConflictError",
+    "ContextOverflowError",
     "ErasedError",
     "InputError",
     "LLMError",
@@ -34,6 +35,17 @@ class LLMError(BrainError):
 class LLMTimeoutError(LLMError):
     """The model did not answer within its deadline (`llm.timeout`, `llm.first_token_timeout`,
     `llm.chunk_timeout`); nothing of the reply was kept."""
+
+
+class ContextOverflowError(LLMError):
+    """The endpoint refused the prompt as longer than the model's context window (OpenAI's
+    `context_length_exceeded`, or a message saying so). The same prompt fails the same way again, so it is
+    never retried as it is: a turn summarizes its chat and asks once more. `limit`: the window in tokens
+    when the endpoint named it, else None."""
+
+    def __init__(self, message: str, *, limit: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class MalformedReplyError(LLMError):

@@ -104,14 +104,18 @@ async def open_runtime(
 
         capabilities: dict[tuple[str, str, str], Capabilities] = {}  # one per endpoint, whoever calls it
 
-        async def client(config: LLMSettings) -> LLM:
+        async def client(config: LLMSettings) -> OpenAILLM:
             if local is not None and not config.configured:
                 config = local.llm_settings(config)
             learnt = capabilities.setdefault(endpoint_key(config), Capabilities(config.structured_output))
             return await stack.enter_async_context(OpenAILLM.from_settings(config, capabilities=learnt))
 
         if llm is None:
-            llm = await client(settings.llm)
+            main = await client(settings.llm)
+            settings = await _resolve_window(settings, main, local if not settings.llm.configured else None)
+            llm = main
+        else:
+            _warn_unknown_window(settings.llm)
         named: dict[str, LLM] = {}
         for name, config in settings.llms.items():
             if memory_llm is not None and name == settings.memory.llm:
@@ -150,6 +154,7 @@ def local_runtime(
     """A runtime around parts the caller owns: `store` (default: the backend's conversations, else a new
     `InMemoryStore`), and with a `backend` the tiers."""
     settings = settings or Settings()
+    _warn_unknown_window(settings.llm)
     embed = llm.embed if settings.llm.embedding_model else None
     return Runtime(
         settings=settings,
@@ -160,6 +165,34 @@ def local_runtime(
         tiers=_tiers(settings, backend, llm, embed) if backend is not None else None,
         backend=backend,
     )
+
+
+async def _resolve_window(settings: Settings, main: OpenAILLM, local: LocalModel | None) -> Settings:
+    """`settings` with the context window of `main` (the default LLM's client) resolved: the embedded
+    model's own when it is `local`; one set or known by the model's family as it is; else what the
+    endpoint's model list says, else the fallback with a warning."""
+    config = settings.llm
+    if local is not None:
+        config = config.with_context_window(local.settings.context_window, "endpoint")
+    elif config.context_window_source != "default":
+        return settings
+    elif (listed := await main.listed_context_window()) is not None:
+        _log.info("%s: a context window of %d tokens, as the endpoint lists it", config.model, listed)
+        config = config.with_context_window(listed, "endpoint")
+    else:
+        _warn_unknown_window(config)
+    return settings.model_copy(update={"llm": config})
+
+
+def _warn_unknown_window(config: LLMSettings) -> None:
+    """One warning when nothing knew the model's context window (it is `CONTEXT_WINDOW_FALLBACK`)."""
+    if config.context_window_source == "default":
+        _log.warning(
+            "%s: context window unknown (no model family of that name, and the endpoint lists none); "
+            "assuming %d tokens: set llm.context_window",
+            config.model,
+            config.context_window,
+        )
 
 
 def _conversations(settings: Settings, backend: Backend | None) -> ConversationStore:

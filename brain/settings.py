@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 
 from brain.keys import check_id
+from brain.model_windows import CONTEXT_WINDOW_FALLBACK, family_context_window
 
 __all__ = [
+    "CONTEXT_WINDOW_FALLBACK",
+    "AgentSettings",
     "BlockSettings",
     "FactSettings",
     "GraphSettings",
@@ -23,10 +35,15 @@ __all__ = [
     "ServeSettings",
     "Settings",
     "TelemetrySettings",
+    "WindowSource",
+    "family_context_window",
     "mask_url",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+WindowSource = Literal["setting", "family", "endpoint", "default"]
+"""Where `LLMSettings.context_window` came from: set, the model family's, the endpoint's, or the fallback."""
 
 
 class LLMSettings(BaseModel):
@@ -49,7 +66,12 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(3, ge=0, le=10)
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, gt=0)
-    context_window: int = Field(128_000, ge=512)
+    context_window: int = Field(
+        CONTEXT_WINDOW_FALLBACK,
+        ge=512,
+        description="tokens; null or auto (the default): the model family's, else the endpoint's, else "
+        "128000 (`context_window_source` says which)",
+    )
     embedding_model: str | None = None
     embedding_batch_size: int = Field(2_048, ge=1)
     embedding_batch_tokens: int = Field(250_000, ge=1_000)
@@ -62,6 +84,36 @@ class LLMSettings(BaseModel):
     tool_calls: Literal["native", "json"] = "native"
     json_max_chars: int | None = Field(None, ge=1)
     json_max_items: int | None = Field(None, ge=1)
+
+    _window_source: WindowSource = PrivateAttr("setting")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _resolve_context_window(
+        cls, data: Any, handler: ModelWrapValidatorHandler[LLMSettings]
+    ) -> LLMSettings:
+        """`context_window` unset, null or `auto`: the model family's, else the fallback (the runtime asks
+        the endpoint then, `brain.runtime`)."""
+        if not isinstance(data, dict) or data.get("context_window") not in (None, "auto"):
+            return handler(data)
+        model = data.get("model", cls.model_fields["model"].default)
+        known = family_context_window(model) if isinstance(model, str) else None
+        settings = handler({**data, "context_window": known or CONTEXT_WINDOW_FALLBACK})
+        settings._window_source = "family" if known else "default"
+        return settings
+
+    @property
+    def context_window_source(self) -> WindowSource:
+        """Where `context_window` came from: `setting` (set explicitly: it always wins), `family` (the
+        model family's), `endpoint` (what the endpoint or the embedded model reported) or `default` (no one
+        knew the model: `CONTEXT_WINDOW_FALLBACK`)."""
+        return self._window_source
+
+    def with_context_window(self, tokens: int, source: WindowSource) -> LLMSettings:
+        """A copy whose `context_window` is `tokens`, from `source` (as the runtime resolves it)."""
+        copy = self.model_copy(update={"context_window": tokens})
+        copy._window_source = source
+        return copy
 
     @model_validator(mode="after")
     def _check_azure(self) -> LLMSettings:
@@ -347,6 +399,17 @@ def _default_home() -> Path:
     return Path.home() / ".local" / "share" / "brain"
 
 
+class AgentSettings(BaseModel):
+    """Who `brain chat`'s agent is: in `memory.mode: tiered` the seeds of its `persona` and `human` core
+    blocks for a new agent (an existing agent's change with `brain chat --persona ... --update-persona`);
+    in the other modes, part of the system prompt."""
+
+    model_config = _FROZEN
+
+    persona: str | None = Field(None, min_length=1, max_length=20_000)
+    human: str | None = Field(None, min_length=1, max_length=20_000)
+
+
 class Settings(BaseModel):
     """Everything the library needs, loaded once at the edge and passed down."""
 
@@ -361,6 +424,7 @@ class Settings(BaseModel):
     serve: ServeSettings = ServeSettings()
     telemetry: TelemetrySettings = TelemetrySettings()
     local: LocalSettings = LocalSettings()
+    agent: AgentSettings = AgentSettings()
 
     @field_validator("llms")
     @classmethod

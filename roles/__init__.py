@@ -9,6 +9,7 @@ from roles.modes import MODES, BlocksMode, BrainMode, TieredMode, mode_for
 from roles.role import Role
 from roles.skills import SkillDeclaration, Skills
 from roles.tiered import TieredAssistant
+from roles.tools import Tool, tool
 
 __all__ = [
     "MODES",
@@ -24,6 +25,8 @@ __all__ = [
     "TeamResult",
     "TieredAssistant",
     "TieredMode",
+    "Tool",
     "TurnEngine",
     "mode_for",
+    "tool",
 ]

@@ -8,6 +8,12 @@ A `Scope` is a user, optionally as one agent (an API key made with `--agent`, or
   events of those facts and the graph's (user-level), A's chats and their usage, and erasure of A's chats
   and facts; never another agent's chats, facts, events, or the rest of the user.
 
+Core blocks (the persona included) are per scope: each scope reads and edits its own copies (defaults until
+its first edit, `tenant_of`), the copies its chats' model sees. Archival passages follow the fact rule: a
+passage an agent scope stores is that agent's (`PASSAGE_AGENT` in its metadata); the others (the owner's, the
+model's, loaded documents) are the user's shared ones. A scope sees what `passage_sees` says and deletes what
+`deletes_passage` says: an agent, only its own (a deletion cannot be undone, as an erasure cannot).
+
 An agent's chat `c` is stored as `AGENT_CHAT + A + "\\x1f" + c`. A chat id from a request may not hold a
 control character, so no request can name that form: each scope's chats stay apart in storage.
 """
@@ -21,16 +27,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from brain.keys import check_id, raw_id
 from brain.memory.facts import AuditEvent, Fact
+from brain.storage.index import IndexedDoc
 
 __all__ = [
     "AGENT_CHAT",
     "ID_PATTERN",
+    "PASSAGE_AGENT",
     "Scope",
     "agent_chat",
     "agent_of",
     "agent_sees",
+    "deletes_passage",
     "erases_fact",
     "erases_user",
+    "passage_agent",
+    "passage_sees",
     "request_chat",
     "sees",
     "sees_event",
@@ -63,6 +74,26 @@ def agent_sees(agent: str | None, fact: Fact) -> bool:
 def sees(scope: Scope, fact: Fact) -> bool:
     """Whether `scope` reaches the fact (one of its user's): `agent_sees` for the scope's agent."""
     return agent_sees(scope.agent, fact)
+
+
+PASSAGE_AGENT = "agent_id"
+"""The metadata field naming the agent whose archival passage it is (absent: a shared passage)."""
+
+
+def passage_agent(doc: IndexedDoc) -> str | None:
+    """The agent an archival passage belongs to (None: the user's shared passage)."""
+    agent = doc.metadata.get(PASSAGE_AGENT)
+    return agent if isinstance(agent, str) and agent else None
+
+
+def passage_sees(scope: Scope, doc: IndexedDoc) -> bool:
+    """Whether `scope` reaches an archival passage of its user: as `agent_sees` for facts."""
+    return scope.agent is None or passage_agent(doc) in (None, scope.agent)
+
+
+def deletes_passage(scope: Scope, doc: IndexedDoc) -> bool:
+    """Whether `scope` may delete an archival passage of its user: every one, or an agent's own."""
+    return scope.agent is None or passage_agent(doc) == scope.agent
 
 
 def agent_of(chat_id: str | bytes) -> str | None:

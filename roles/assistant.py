@@ -32,7 +32,7 @@ from roles.engine import TurnEngine
 from roles.fact_worker import running
 from roles.home import HomeChat, RoleContext
 from roles.modes import BrainMode, mode_for
-from roles.operations import ChatOperations
+from roles.operations import ChatOperations, TakenBack
 from roles.role import USER_REQUIREMENT, Role
 from roles.skills import Skills
 
@@ -48,7 +48,7 @@ class Assistant(Role):
         *,
         context: Context | None = None,
         mode: BrainMode | None = None,
-        skills: Skills | None = None,
+        skills: Skills | Sequence[Any] | None = None,
         user_id: str = "local",
         chat_id: str = "default",
         name: str = "Lily",
@@ -73,7 +73,9 @@ class Assistant(Role):
             watch=watch,
         )
         self.context = context
-        self._mode, self._skills = mode, skills
+        # `skills=[get_weather, ...]`: `@tool` functions (and `Skill`s) as `Skills`
+        self._mode = mode
+        self._skills = skills if skills is None or isinstance(skills, Skills) else Skills(list(skills))
         self._engine: TurnEngine | None = None
         self.home = Conversation(user_id, chat_id)  # where `run()` and `talk()` go
         self.conversation = HomeChat(self)
@@ -223,6 +225,10 @@ class Assistant(Role):
 
     async def take_back(self, user_id: str, chat_id: str, n: int = 1) -> list[Message]:
         return await (await self._ops()).take_back(user_id, chat_id, n)
+
+    async def take_back_exchanges(self, user_id: str, chat_id: str, n: int = 1) -> TakenBack:
+        """Take back the newest `n` exchanges, a pending question included (`ChatOperations`)."""
+        return await (await self._ops()).take_back_exchanges(user_id, chat_id, n)
 
     async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
         await (await self._ops()).rewrite(user_id, chat_id, text)

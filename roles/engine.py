@@ -22,12 +22,13 @@ from actions.relate import context_of, points_back, relate_and_rewrite
 from actions.summarizer import Summarizer
 from actions.talk import Refit, TalkAction
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, InputError, TooLargeError
+from brain.errors import BrainError, ConfigError, ContextOverflowError, InputError, TooLargeError
 from brain.keys import check_id, raw_id
 from brain.llm.protocol import LLM, ChatMessage, TextDelta
 from brain.llm.tokens import Tokenizer
 from brain.llm.usage import Spending, spending
 from brain.memory.brain_memory import BrainMemory
+from brain.memory.steps import exchange_turns
 from brain.memory.tiers import Tiers
 from brain.memory.usage import model_usage, record_spending
 from brain.memory.window import Window
@@ -49,6 +50,8 @@ __all__ = ["TurnEngine"]
 _PROMPT_HEAD = 1_024  # tokens kept for the persona, instructions and memory beside a message (at most)
 
 _log = logging.getLogger("brain.assistant")
+_NEWEST_EXCHANGE = 2 + 4 * 32
+"""Turns read to find the newest exchange: its question, answer and the steps of many tool rounds."""
 
 
 class TurnEngine:
@@ -207,16 +210,18 @@ class TurnEngine:
             )
 
     async def retry_stream(self, user_id: str, chat_id: str) -> AsyncIterator[str]:
-        """Answer the pending text of a failed turn; else take back the last answer and its question (the
-        newest two turns not taken back, even when a summary already covers them) and answer that question
-        again. `InputError` when there is nothing to retry."""
+        """Answer the pending text of a failed turn; else take back the last exchange (its question, the
+        steps kept with it and its answer: the newest turns not taken back, even when a summary already
+        covers them) and answer that question again. `InputError` when there is nothing to retry."""
         async with self.chat_memory(user_id, chat_id) as memory:
             if memory.last_talk is None:
-                last = [t.message for t in await memory.last_turns(2)]
-                if len(last) < 2 or last[-1].role != "assistant" or last[-2].role != "user":
+                newest = await memory.last_turns(_NEWEST_EXCHANGE)
+                count, _ = exchange_turns(newest, 1)  # the question, its kept steps, the answer
+                last = [t.message for t in newest[len(newest) - count :]]
+                if len(last) < 2 or last[-1].role != "assistant" or last[0].role != "user":
                     raise InputError("nothing to retry")
-                question = last[-2].content
-                await self.mode.take_back(self, memory, 2)
+                question = last[0].content
+                await self.mode.take_back(self, memory, count)
                 memory.set_last_talk(question)
                 await memory.dumps()
             async for piece in self._turn(memory):
@@ -248,7 +253,7 @@ class TurnEngine:
         memory = turn.memory
         try:
             with telemetry.span("brain.turn", {"brain.memory.mode": self.mode.name}) as span:
-                async for piece in self.mode.answer(self, turn):
+                async for piece in self._answer(turn):
                     turn.pieces.append(piece)
                     yield piece
                 await self._commit(turn, spent)
@@ -262,6 +267,48 @@ class TurnEngine:
             memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
             await self.record_usage(memory.user_id, memory.chat_id, spent)  # failed calls cost too
             raise
+
+    async def _answer(self, turn: Turn) -> AsyncIterator[str]:
+        """The mode's answer. When the endpoint finds the prompt too long for the model's context window
+        before anything of the turn was done (no text, no tool round), the chat is summarized (keeping
+        recent turns within the window the endpoint named, if smaller) and the answer asked for once more,
+        its prompt rebuilt. Nothing folded into the summary, or a second overflow, ends the turn."""
+        try:
+            async for piece in self.mode.answer(self, turn):
+                yield piece
+            return
+        except ContextOverflowError as exc:
+            if turn.pieces or turn.trail:
+                raise
+            overflow = exc
+        memory, settings = turn.memory, self.memory_settings
+        _log.warning("the prompt overflowed the model's context window; summarizing the chat: %s", overflow)
+        folded = memory.summary_upto
+        if overflow.limit is not None and overflow.limit < self.context_window:
+            keep = Window.of(settings, overflow.limit).share(settings.keep_recent_share)
+            try:
+                await memory.summarize(
+                    self.summarizer, settings.summary_max_words, keep_language=True, keep_recent=keep
+                )
+            except BrainError as exc:  # as in `summarize`: nothing was folded, and the turn ends below
+                _log.warning("summarizing a chat failed: %s", exc)
+        else:
+            await self.summarize(memory)
+        if memory.summary_upto == folded:
+            raise ContextOverflowError(
+                f"the prompt does not fit the model's context window, and summarizing the chat freed no "
+                f"room (set llm.context_window to the model's window): {overflow}",
+                limit=overflow.limit,
+            ) from overflow
+        try:
+            async for piece in self.mode.answer(self, turn):
+                yield piece
+        except ContextOverflowError as exc:
+            raise ContextOverflowError(
+                f"the prompt does not fit the model's context window even with the chat summarized (set "
+                f"llm.context_window to the model's window): {exc}",
+                limit=exc.limit,
+            ) from exc
 
     async def resolve(self, memory: BrainMemory, text: str) -> str | None:
         """`text` made self-contained when it may point back at the conversation (MetaGPT's is_related and
@@ -338,6 +385,8 @@ class TurnEngine:
         memory.add_usage(turn.calls, turn.usage, model_usage(spent))
         ids = {} if turn.message_id is None else {"id": turn.message_id}
         memory.add_talk(Message(content=turn.text, sent_from="user", **ids))
+        for step in self.mode.steps(self, turn):  # what the agent did between question and answer
+            memory.add_history(step)
         turn.answer = Message(
             role="assistant",
             content="".join(turn.pieces),

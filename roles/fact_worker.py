@@ -29,11 +29,19 @@ from actions.remember import RememberReport, remember
 from actions.remember_graph import remember_graph
 from actions.summarizer import Summarizer
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, ConflictError, ErasedError, MalformedReplyError
+from brain.errors import (
+    BrainError,
+    ConfigError,
+    ConflictError,
+    ContextOverflowError,
+    ErasedError,
+    MalformedReplyError,
+)
 from brain.keys import log_tag
 from brain.llm.batching import cut
 from brain.llm.usage import SummaryStats, spending
 from brain.memory.brain_memory import BrainMemory
+from brain.memory.steps import is_step
 from brain.memory.usage import record_spending
 from brain.memory.window import Window
 from brain.message import Message
@@ -147,7 +155,7 @@ class FactWorker:
                 return True
             except ErasedError:
                 raise
-            except MalformedReplyError as exc:
+            except (MalformedReplyError, ContextOverflowError) as exc:  # the same batch fails the same way
                 telemetry.count_error("facts.batch")
                 return await self._malformed(chat, group, exc, tally)
             except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
@@ -194,7 +202,8 @@ class FactWorker:
         # A chat that fell behind (a burst, a worker that was down) is read in bounded batches, each one
         # recorded as done before the next: prompts stay small and a failure repeats one batch only.
         for batch in batches(stored, settings.batch_turns, settings.batch_tokens):
-            messages = [self._clipped(t) for t in batch if not t.hidden]
+            # what the user and the assistant said; the agent's tool steps hold no new facts of the user
+            messages = [self._clipped(t) for t in batch if not t.hidden and not is_step(t.message)]
             report = await self._remember(user_id, chat_id, messages)
             await self._graph(user_id, messages, report.hashes)
             await facts.set_progress(user_id, chat_id, batch[-1].seq)

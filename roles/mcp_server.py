@@ -10,23 +10,28 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from brain import __version__
 from brain.errors import BrainError
 from roles.failures import answer, invalid_fields
 from roles.service import MemoryService, NewMessage, Scope, as_of_time
+from roles.service_memory import MAX_PASSAGE_BYTES, MAX_QUERY_BYTES, MAX_TAGS, TAG_PATTERN
+
+Tags = Annotated[list[Annotated[str, Field(pattern=TAG_PATTERN)]], Field(max_length=MAX_TAGS)]
 
 __all__ = ["build_mcp"]
 
 _INSTRUCTIONS = (
     "Long-term memory of the user. search_memories before answering questions about the user; "
     "add_memory when they tell you something worth keeping (facts are extracted in the background); "
-    "delete_memory retires a memory that is wrong (it stays in its history)."
+    "delete_memory retires a memory that is wrong (it stays in its history). Archival memory keeps "
+    "passages word for word: archival_insert, archival_search, archival_list, archival_delete. Core "
+    "memory blocks (persona, human): core_memory_view, core_memory_edit."
 )
 
 
@@ -147,5 +152,74 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
         reply: str = await run(answer())
         return reply
 
-    server.takes_from(add_memory, search_memories, list_memories, memory_history, delete_memory, converse)
+    archival = service.tiered_memory
+
+    @server.tool()
+    async def archival_insert(
+        text: Annotated[str, Field(min_length=1, max_length=MAX_PASSAGE_BYTES)], tags: Tags | None = None
+    ) -> dict[str, Any]:
+        """Keep a passage word for word in archival memory (an agent's key: its agent's own); the passage
+        stored, with its id."""
+        stored: dict[str, Any] = await run(archival.archival_insert(scope(), text, tags or ()))
+        return stored
+
+    @server.tool()
+    async def archival_search(
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_BYTES)],
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        tags: Tags | None = None,
+    ) -> list[dict[str, Any]]:
+        """Archival passages matching the query (words and meaning), best first; tags narrow it (any)."""
+        found: list[dict[str, Any]] = await run(
+            archival.archival_search(scope(), query, limit=limit, tags=tags or ())
+        )
+        return found
+
+    @server.tool()
+    async def archival_list(
+        limit: Annotated[int, Field(ge=1, le=100)] = 100,
+        offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
+        tags: Tags | None = None,
+    ) -> list[dict[str, Any]]:
+        """Archival passages, newest first: limit of them after the first offset."""
+        found: list[dict[str, Any]] = await run(
+            archival.archival_list(scope(), limit=limit, offset=offset, tags=tags or ())
+        )
+        return found
+
+    @server.tool()
+    async def core_memory_view() -> list[dict[str, Any]]:
+        """Every core memory block this key sees (persona, human, ...): its own copy, else the default."""
+        blocks: list[dict[str, Any]] = await run(archival.core_blocks(scope()))
+        return blocks
+
+    @server.tool()
+    async def core_memory_edit(
+        label: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
+        value: Annotated[str, Field(max_length=MAX_PASSAGE_BYTES)],
+    ) -> dict[str, Any]:
+        """Set this key's own copy of a core memory block (the default is never changed); the block."""
+        block: dict[str, Any] = await run(archival.edit_core_block(scope(), label, value))
+        return block
+
+    @server.tool()
+    async def archival_delete(passage_id: str) -> dict[str, Any]:
+        """Delete an archival passage for good (an agent's key: only one it stored); the passage deleted."""
+        deleted: dict[str, Any] = await run(archival.archival_delete(scope(), passage_id))
+        return deleted
+
+    server.takes_from(
+        add_memory,
+        search_memories,
+        list_memories,
+        memory_history,
+        delete_memory,
+        converse,
+        archival_insert,
+        archival_search,
+        archival_list,
+        archival_delete,
+        core_memory_view,
+        core_memory_edit,
+    )
     return server

@@ -7,11 +7,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from actions.title import make_title
 from brain.errors import InputError
 from brain.llm.usage import spending
 from brain.memory.erasure import ErasureReport, erase_chat, erase_user
+from brain.memory.steps import exchange_turns
 from brain.memory.transfer import (
     ConversationExport,
     ExportedTurn,
@@ -26,7 +28,18 @@ from brain.storage.conversation import Conversation
 from roles.access import check_new_chat
 from roles.engine import TurnEngine
 
-__all__ = ["ChatOperations"]
+__all__ = ["ChatOperations", "TakenBack", "exchange_turns"]
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """What `take_back_exchanges` took back: how many exchanges, their stored turns (oldest first; they stay
+    stored, hidden) and the unanswered question of a failed turn, if one was dropped (it was never stored
+    as a turn)."""
+
+    exchanges: int
+    turns: tuple[Message, ...] = ()
+    pending: str | None = None
 
 
 class ChatOperations:
@@ -44,6 +57,28 @@ class ChatOperations:
             raise InputError(f"cannot take back {n} turns")
         async with self.engine.chat_memory(user_id, chat_id) as memory:
             return await self.engine.mode.take_back(self.engine, memory, n)
+
+    async def take_back_exchanges(self, user_id: str, chat_id: str, n: int = 1) -> TakenBack:
+        """Take back the newest `n` exchanges (a question and its answers) as `take_back` does with turns, so
+        that the newest turn left is an answer and `retry`/`rewrite` work on it. The unanswered question of a
+        failed turn, or a stored question without an answer, counts as one exchange and goes too."""
+        if n < 0:
+            raise InputError(f"cannot take back {n} exchanges")
+        async with self.engine.chat_memory(user_id, chat_id) as memory:
+            pending, done = memory.last_talk, 0
+            if pending is not None and n > 0:
+                memory.set_last_talk(None)
+                await memory.dumps()
+                done = 1
+            want = 2 * (n - done) + 2
+            while True:
+                turns = await memory.last_turns(want)
+                count, found = exchange_turns(turns, n - done)
+                if count < len(turns) or len(turns) < want:  # every exchange counted is whole
+                    break
+                want *= 2
+            taken = await self.engine.mode.take_back(self.engine, memory, count)
+            return TakenBack(exchanges=done + found, turns=tuple(taken), pending=pending if done else None)
 
     async def rewrite(self, user_id: str, chat_id: str, text: str) -> None:
         """Replace the last answer (the newest turn not taken back, summarized or not) with `text`; the old

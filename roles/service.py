@@ -18,11 +18,10 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from brain.errors import InputError, NotFoundError
-from brain.keys import user_scope
-from brain.memory.core import Block
 from brain.memory.erasure import ErasureReport
 from brain.memory.facts import AuditEvent, Fact
 from brain.memory.graph import render
+from brain.memory.steps import is_step
 from brain.memory.tiers import Tiers
 from brain.memory.transfer import ConversationExport
 from brain.message import Message, check_text
@@ -36,13 +35,14 @@ from roles.access import (
     Scope,
     erases_fact,
     erases_user,
+    passage_agent,
     request_chat,
     sees,
     sees_event,
     storage_chat,
 )
 from roles.assistant import Assistant
-from roles.modes.tiered import TieredMode
+from roles.service_memory import TieredMemory
 
 __all__ = [
     "AddResult",
@@ -120,6 +120,7 @@ class TurnView(BaseModel):
     content: str
     at: str
     hidden: bool
+    step: bool = False  # a tool call with its inner thoughts, or a tool's result, kept with the turn
 
 
 class UsageReport(BaseModel):
@@ -177,6 +178,11 @@ class MemoryService:
         if self.runtime.tiers is None:
             raise InputError("memory beyond chats needs a backend (Redis, or memory)")
         return self.runtime.tiers
+
+    @property
+    def tiered_memory(self) -> TieredMemory:
+        """Core blocks (persona included) and archival memory, per scope (`roles.service_memory`)."""
+        return TieredMemory(self.assistant)
 
     # ------------------------------------------------------------------ facts
 
@@ -315,6 +321,7 @@ class MemoryService:
                 content=t.message.content,
                 at=t.message.created_at.isoformat(timespec="seconds"),
                 hidden=t.hidden,
+                step=is_step(t.message),
             )
             for t in turns
         )
@@ -367,7 +374,8 @@ class MemoryService:
 
     async def erase(self, scope: Scope) -> ErasureReport:
         """Erase what the scope reaches: a user-wide scope, everything of the user (`forget_user`); an agent
-        scope, every chat of the agent and the agent's own facts (the user's shared facts stay).
+        scope, every chat of the agent, the agent's own facts and archival passages (the user's shared
+        ones stay).
         `remaining` names the agent's chats a final listing still found (written meanwhile)."""
         if erases_user(scope):
             return await self.assistant.forget_user(scope.user)
@@ -376,19 +384,16 @@ class MemoryService:
             report += await self.erase_chat(scope, chat_id)
         facts = await self.tiers.facts.all(scope.user, current_only=False)
         await self.tiers.facts.erase(scope.user, [f.id for f in facts if erases_fact(scope, f)])
+        archival = self.tiers.archival(scope.user)  # the passages the agent's key stored
+        mine = [d.id for d in await archival.all_docs() if passage_agent(d) == scope.agent]
+        for passage_id in mine:
+            await archival.delete(passage_id)
         left = await self._chat_ids(scope)
-        return report + ErasureReport(remaining=tuple(f"chat {c!r}" for c in left))
+        return report + ErasureReport(
+            archival_passages=len(mine), remaining=tuple(f"chat {c!r}" for c in left)
+        )
 
     # ------------------------------------------------------------------ the rest of memory
-
-    async def core_blocks(self, scope: Scope) -> list[Block]:
-        """The core memory blocks in view for the scope's user (tiered mode): their own copies, else the
-        assistant's defaults, persona included; otherwise the user's stored blocks. User-level, so every
-        scope of the user sees them, as it sees the user's shared facts."""
-        engine = await self.assistant.ready()
-        if isinstance(engine.mode, TieredMode):
-            return await engine.mode.core_blocks(engine, scope.user, scope.agent)
-        return await self.tiers.core.list(user_scope(scope.user))
 
     async def usage(self, scope: Scope) -> UsageReport:
         """LLM calls and tokens spent in the scope's chats: per chat and model (answers, summaries, fact and

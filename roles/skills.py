@@ -1,4 +1,5 @@
-"""Skills: Python functions declared in YAML and offered to the model as tools.
+"""Skills: Python functions declared in YAML, or typed with `@tool` (`roles.tools`), offered to the model as
+tools.
 
 A failing skill, an unknown skill name or bad arguments become a tool error the model sees, never a crash.
 """
@@ -10,16 +11,17 @@ import inspect
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from brain.errors import ConfigError
 from brain.jsontext import model_json, without_surrogates
 from brain.llm.protocol import ToolCall, ToolSpec
 
-__all__ = ["Skill", "SkillDeclaration", "Skills", "check_arguments"]
+__all__ = ["NAME_PATTERN", "Skill", "SkillDeclaration", "SkillSource", "Skills", "check_arguments"]
 
+NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 _log = logging.getLogger("brain.skills")
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str,
@@ -36,17 +38,29 @@ class SkillDeclaration(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    name: str = Field(pattern=NAME_PATTERN)
     description: str
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     entry: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module:function")
 
 
 class Skill(BaseModel):
+    """A declaration and its function. `arguments`: the pydantic model a call's arguments are validated with
+    (a `@tool`'s); None: they are checked against the declared schema's top level (`check_arguments`)."""
+
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     declaration: SkillDeclaration
     function: Callable[..., Any]
+    arguments: type[BaseModel] | None = None
+
+
+@runtime_checkable
+class SkillSource(Protocol):
+    """Something that offers a skill: a function decorated with `@tool`."""
+
+    @property
+    def skill(self) -> Skill: ...
 
 
 def check_arguments(schema: dict[str, Any], arguments: Any) -> str | None:
@@ -72,15 +86,33 @@ def check_arguments(schema: dict[str, Any], arguments: Any) -> str | None:
     return None
 
 
-class Skills:
-    """The skills of one role, resolved once from their declarations."""
+def _validated(model: type[BaseModel], arguments: Any) -> dict[str, Any] | str:
+    """The keyword arguments `arguments` validate to with `model` (those given, named by their aliases), or a
+    short complaint naming the bad arguments (never their values)."""
+    if not isinstance(arguments, dict):
+        return "arguments must be a JSON object"
+    try:
+        valid = model.model_validate(arguments)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        complaints = [f"argument {'.'.join(map(str, e['loc']))!r}: {e['msg']}" for e in errors[:5]]
+        return "; ".join(complaints) + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
+    fields = type(valid).model_fields
+    return {fields[k].alias or k: getattr(valid, k) for k in fields if k in valid.model_fields_set}
 
-    def __init__(self, skills: Sequence[Skill] = ()) -> None:
-        self._skills = {s.declaration.name: s for s in skills}
+
+class Skills:
+    """The skills of one role, resolved once: from declarations (`load`), or given as `Skill`s and `@tool`
+    functions (`Skills([get_weather, book_table])`)."""
+
+    def __init__(self, skills: Sequence[Skill | SkillSource] = ()) -> None:
+        resolved = [s.skill if isinstance(s, SkillSource) else s for s in skills]
+        self._skills = {s.declaration.name: s for s in resolved}
 
     @classmethod
     def load(cls, declarations: Sequence[SkillDeclaration], where: str = "skills") -> Skills:
-        """Import each entry point; `ConfigError` naming the skill when one cannot be found."""
+        """Import each entry point; `ConfigError` naming the skill when one cannot be found. An entry that is
+        a `@tool` keeps the declaration given here and has its arguments validated by the tool's model."""
         skills = []
         for i, declaration in enumerate(declarations):
             module_name, function_name = declaration.entry.split(":")
@@ -93,7 +125,10 @@ class Skills:
                 ) from exc
             if not callable(function):
                 raise ConfigError(f"{where}[{i}].entry: {declaration.entry!r} is not callable")
-            skills.append(Skill(declaration=declaration, function=function))
+            if isinstance(function, SkillSource):
+                skills.append(function.skill.model_copy(update={"declaration": declaration}))
+            else:
+                skills.append(Skill(declaration=declaration, function=function))
         return cls(skills)
 
     @property
@@ -124,8 +159,12 @@ class Skills:
             arguments = json.loads(call.arguments or "{}")
         except ValueError:
             return f"error: the arguments of {call.name} are not valid JSON"
-        complaint = check_arguments(skill.declaration.parameters, arguments)
-        if complaint is not None:
+        if skill.arguments is not None:
+            valid = _validated(skill.arguments, arguments)
+            if isinstance(valid, str):
+                return f"error: {call.name}: {valid}"
+            arguments = valid
+        elif (complaint := check_arguments(skill.declaration.parameters, arguments)) is not None:
             return f"error: {call.name}: {complaint}"
         try:
             result = skill.function(**arguments)

@@ -11,13 +11,22 @@ from typing import Literal
 import openai
 import pydantic
 
-from brain.errors import ConfigError, LLMError, LLMTimeoutError
+from brain.errors import ConfigError, ContextOverflowError, LLMError, LLMTimeoutError
 from brain.llm.json_reply import excerpt
+from brain.llm.overflow import context_limit, is_context_overflow
 from brain.llm.wire import MalformedReply
 from brain.logs import redact
 from brain.settings import LLMSettings
 
-__all__ = ["FAILURES", "STRICTNESS", "Capabilities", "as_llm_error", "create_openai_client", "endpoint_key"]
+__all__ = [
+    "FAILURES",
+    "STRICTNESS",
+    "Capabilities",
+    "as_llm_error",
+    "create_openai_client",
+    "endpoint_key",
+    "is_overflow",
+]
 
 Structured = Literal["json_schema", "json_object", "off"]
 STRICTNESS: tuple[Structured, ...] = ("json_schema", "json_object", "off")
@@ -71,12 +80,32 @@ def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
 
 
 def as_llm_error(model: str, exc: Exception, secrets: Sequence[str]) -> LLMError:
-    """The failure as an `LLMError`, with the API key masked should the endpoint echo it."""
+    """The failure as an `LLMError`, with the API key masked should the endpoint echo it: a prompt the
+    endpoint found too long for the model's window is a `ContextOverflowError`."""
     error = _describe(model, exc)
-    return type(error)(redact(str(error), secrets)) if secrets else error
+    if not secrets:
+        return error
+    if isinstance(error, ContextOverflowError):
+        return ContextOverflowError(redact(str(error), secrets), limit=error.limit)
+    return type(error)(redact(str(error), secrets))
+
+
+def is_overflow(exc: Exception) -> bool:
+    """Whether `exc` is the endpoint saying the prompt is longer than the model's context window."""
+    return isinstance(exc, openai.APIStatusError) and is_context_overflow(
+        exc.status_code, exc.body, exc.message
+    )
 
 
 def _describe(model: str, exc: Exception) -> LLMError:
+    if isinstance(exc, openai.APIStatusError) and is_overflow(exc):
+        limit = context_limit(exc.body, exc.message)
+        window = f" of {limit} tokens" if limit is not None else ""
+        return ContextOverflowError(
+            f"{model}: the prompt does not fit the model's context window{window} (HTTP {exc.status_code} "
+            f"from the LLM endpoint: {exc.message})",
+            limit=limit,
+        )
     if isinstance(exc, openai.APIStatusError):
         return LLMError(f"{model}: HTTP {exc.status_code} from the LLM endpoint: {exc.message}")
     if isinstance(exc, openai.APITimeoutError):

@@ -15,6 +15,7 @@ from brain import telemetry
 from brain.errors import LLMError, LLMTimeoutError, MalformedReplyError
 from brain.llm.batching import cut
 from brain.llm.endpoint import FAILURES, STRICTNESS, Capabilities, as_llm_error, create_openai_client
+from brain.llm.overflow import has_overflow_code
 from brain.llm.pace import Pace
 from brain.llm.protocol import (
     ChatMessage,
@@ -36,12 +37,14 @@ from brain.llm.tool_json import (
     parse_json_tool_reply,
 )
 from brain.llm.usage import CallRecord, Usage, UsageLedger
+from brain.llm.windows import listed_context_window
 from brain.llm.wire import ChunkReader, parse_completion
 from brain.settings import LLMSettings
 
 __all__ = ["OpenAILLM"]
 
 _PATH = "/chat/completions"
+_MODELS_TIMEOUT = 5.0  # seconds the runtime waits for the model list at start, at most
 _END = object()
 _log = logging.getLogger("brain.llm")
 
@@ -201,7 +204,9 @@ class OpenAILLM:
                 # routing stay.
                 data = await self._client.post(_PATH, body=request, cast_to=object)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if mode == "off":
+                # A prompt too long is refused in every mode: said as a code, it is not asked again; said
+                # only in words (which might be about the format), it is an overflow at the last step.
+                if mode == "off" or has_overflow_code(exc.body):
                     raise self._failed("chat", self.model, started, exc) from exc
                 # Endpoints without structured output refuse the request (400 or 422): one step lower.
                 weaker = STRICTNESS[STRICTNESS.index(mode) + 1]
@@ -277,6 +282,24 @@ class OpenAILLM:
                 yield TextDelta(text=content)
         usage = reader.usage or self._count(messages, content, tool_calls)
         yield self._finish("stream", content, tool_calls, reader.finish_reason, usage, started)
+
+    async def listed_context_window(self) -> int | None:
+        """The model's context window as the endpoint's `GET /models` lists it (vLLM's `max_model_len`,
+        OpenRouter's `context_length`: `brain.llm.windows`), or None: not listed, not an own endpoint
+        (OpenAI's and Azure's list no windows), or no answer within 5 s (asked once, no retries, never
+        an error)."""
+        if self._settings.base_url is None or self._settings.api_type != "openai":
+            return None
+        try:
+            async with asyncio.timeout(min(self._settings.timeout, _MODELS_TIMEOUT)):
+                data = await self._client.with_options(max_retries=0).get("/models", cast_to=object)
+        except TimeoutError:
+            _log.debug("%s: no model list from the endpoint within %s s", self.model, _MODELS_TIMEOUT)
+            return None
+        except FAILURES as exc:
+            _log.debug("no model list: %s", as_llm_error(self.model, exc, self._secrets))
+            return None
+        return listed_context_window(data, self.model)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in requests within the endpoint's limits (`llm.embedding_batch_size` inputs

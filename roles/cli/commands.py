@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from brain.errors import InputError
 from brain.memory.transfer import parse_export
-from brain.message import speaker
 from brain.search.index import IndexedDoc
 from roles.cli.graph import graph_text
+from roles.cli.memgpt import MEMGPT_COMMANDS, Command
 from roles.cli.progress import progress_to
 from roles.modes import TieredMode
 
@@ -24,10 +23,16 @@ __all__ = ["COMMANDS", "HELP"]
 
 HELP = """commands:
   /memory             summary, knowledge, window size, pending message and token usage
-  /dump [n]           the last n stored turns (default 10)
-  /pop [n]            take back the last n turns (they stay stored, hidden)
+  /dump [n]           the main context: system message (persona, core memory, summary), last n messages
+  /history [n]        the last n stored turns, taken-back ones too (default 10)
+  /pop [n]            take back the last n exchanges (default 1; they stay stored, hidden)
   /retry              answer the pending message, or the last question again
   /rewrite TEXT       replace the last answer with TEXT
+  /rethink TEXT       replace the agent's last message, as it remembers it, with TEXT
+  /heartbeat          send the agent a heartbeat system message (it takes a step)
+  /memorywarning      send the agent the memory-pressure warning
+  /attach FILE        load FILE into archival memory (as brain memory load does)
+  /save               write the conversation to a new file under the brain home now
   /knowledge add TEXT remember TEXT as knowledge
   /summarize          summarize the conversation now
   /title              give the conversation a title
@@ -40,8 +45,6 @@ HELP = """commands:
   /archival add TEXT  store TEXT in archival memory (tiered)
   /graph [NAME]       graph memory: everyone's relations, or one entity's (memory.graph.enabled)
   /help, /exit"""
-
-Command = Callable[["ChatSession", str], Awaitable[bool]]
 
 
 async def _memory(s: ChatSession, _: str) -> bool:
@@ -61,30 +64,6 @@ async def _memory(s: ChatSession, _: str) -> bool:
         s.say(f"pending (not answered yet; /retry answers it): {pending}")
     tokens = f"{totals.prompt_tokens} prompt + {totals.completion_tokens} completion tokens"
     s.say(f"usage: {totals.calls} calls, {tokens}")
-    return True
-
-
-def _count(arg: str, default: int, usage: str) -> int:
-    """The number a command was given (`default` without one); `InputError` showing `usage` otherwise."""
-    if not arg:
-        return default
-    if not arg.isascii() or not arg.isdigit():
-        raise InputError(f"{arg!r} is not a number of turns; usage: {usage}")
-    return int(arg)
-
-
-async def _dump(s: ChatSession, arg: str) -> bool:
-    n = _count(arg, 10, "/dump [n]")
-    m = await s.assistant.memory_of(s.user_id, s.chat_id)
-    for turn in await m.read_history(max(m.turn_count - n + 1, 1), n):
-        flag = " (taken back)" if turn.hidden else ""
-        s.say(f"#{turn.seq} {speaker(turn.message)}: {turn.message.content}{flag}")
-    return True
-
-
-async def _pop(s: ChatSession, arg: str) -> bool:
-    taken = await s.assistant.take_back(s.user_id, s.chat_id, _count(arg, 1, "/pop [n]"))
-    s.say(f"took back {len(taken)} turn(s); they stay stored (see /dump)")
     return True
 
 
@@ -271,8 +250,7 @@ def _read(path: str) -> str:
 
 COMMANDS: dict[str, Command] = {
     "/memory": _memory,
-    "/dump": _dump,
-    "/pop": _pop,
+    **MEMGPT_COMMANDS,
     "/retry": _retry,
     "/rewrite": _rewrite,
     "/knowledge": _knowledge,

@@ -24,6 +24,7 @@ from roles.cli.checks import check_llm, check_redis
 from roles.cli.facts import add_fact_commands, add_worker_command, fact_command, worker_command
 from roles.cli.graph import add_graph_command, graph_command
 from roles.cli.memory import agent_command, memory_command
+from roles.cli.persona import PersonaChoice, add_persona_arguments, apply_persona, assistant_options
 from roles.cli.repl import run_repl
 from roles.cli.serve import add_service_commands, keys_command, mcp_command, serve_command
 from roles.cli.session import ChatSession
@@ -66,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="chat with the assistant", parents=[common])
     chat.add_argument("--user", type=USER_ID, default="local", help="user id (default: local)")
     chat.add_argument("--chat", type=CHAT_ID, default="default", help="chat id (default: default)")
+    add_persona_arguments(chat)
     memory = commands.add_parser("memory", help="export, import or delete a chat's memory", parents=[common])
     memory_commands = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     load = memory_commands.add_parser("load", help="load documents into archival memory", parents=[common])
@@ -193,15 +195,23 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return asyncio.run(serve_command(settings, args.host, args.port))
     if args.command == "mcp":
         return asyncio.run(mcp_command(settings, args.user, args.agent))
-    return _chat(settings, args.user, args.chat)
+    choice = PersonaChoice.of(args, settings)
+    if choice.update and not choice.texts():
+        print("brain: --update-persona needs --persona or --human", file=sys.stderr)
+        return 2
+    return _chat(settings, args.user, args.chat, choice)
 
 
-def _chat(settings: Settings, user: str, chat: str) -> int:
+def _chat(settings: Settings, user: str, chat: str, choice: PersonaChoice) -> int:
     telemetry.configure(settings.telemetry)
     with asyncio.Runner() as runner:
-        opened = Assistant.from_settings(settings)
+        opened = Assistant.from_settings(settings, **assistant_options(settings, choice))
         assistant = runner.run(opened.__aenter__())
         try:
+            refusal = runner.run(apply_persona(assistant, user, chat, choice))
+            if refusal is not None:
+                print(f"brain: {refusal}", file=sys.stderr)
+                return 2
             session = ChatSession(assistant, user, chat, sys.stdout, confirm=_confirm, status=sys.stderr)
             return run_repl(runner, session, sys.stdin, settings.home)
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -25,7 +26,7 @@ from roles.assistant import Assistant
 from roles.cli.progress import progress_to
 from roles.fact_worker import FactWorker
 
-__all__ = ["agent_command", "memory_command"]
+__all__ = ["agent_command", "load_files", "memory_command"]
 
 
 def _read(path: str) -> str:
@@ -145,6 +146,15 @@ async def _compact(runtime: Runtime) -> int:
 
 
 async def _load(runtime: Runtime, user: str, files: list[str], progress: Progress) -> int:
+    await load_files(runtime, user, files, progress, print)
+    return 0
+
+
+async def load_files(
+    runtime: Runtime, user: str, files: Sequence[str], progress: Progress, say: Callable[[str], object]
+) -> None:
+    """Load text or Markdown `files` into `user`'s archival memory (a file loaded before is replaced, an
+    unchanged one adds nothing), telling `progress` the work and `say` one line per file."""
     if runtime.tiers is None:
         raise InputError("archival memory needs Redis")
     index = runtime.tiers.archival(user)
@@ -161,11 +171,10 @@ async def _load(runtime: Runtime, user: str, files: list[str], progress: Progres
                 progress=within(progress, name),
             )
         if result.unchanged:
-            print(f"{name}: unchanged, nothing added")
+            say(f"{name}: unchanged, nothing added")
         else:
             replaced = f", {result.removed} old passages replaced" if result.removed else ""
-            print(f"{name}: {result.added} passages added{replaced}")
-    return 0
+            say(f"{name}: {result.added} passages added{replaced}")
 
 
 async def agent_command(settings: Settings, args: argparse.Namespace) -> int:

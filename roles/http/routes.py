@@ -7,7 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,7 @@ from roles.service import (
     UsageReport,
     as_of_time,
 )
+from roles.service_memory import MAX_PASSAGE_BYTES, MAX_QUERY_BYTES, MAX_TAGS, TAG_PATTERN, Passage
 
 __all__ = ["router"]
 
@@ -99,6 +100,27 @@ class AddRequest(BaseModel):
     messages: list[NewMessage] | None = None
     chat_id: str = Field("memories", pattern=_ID)
     infer: bool = True
+
+
+class BlockEdit(BaseModel):
+    model_config = _STRICT
+
+    value: str = Field(max_length=100_000, description="the block's whole new text (within its limit)")
+
+
+Tag = Annotated[str, Field(pattern=TAG_PATTERN)]
+
+
+class PassageRequest(BaseModel):
+    model_config = _STRICT
+
+    text: str = Field(
+        min_length=1, max_length=MAX_PASSAGE_BYTES, description=f"at most {MAX_PASSAGE_BYTES} bytes"
+    )
+    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
+
+
+Tags = Annotated[list[Tag] | None, Query(max_length=MAX_TAGS, description="passages with any of these tags")]
 
 
 def _when(as_of: str | None) -> float | None:
@@ -258,7 +280,56 @@ async def erase_user(scope: Tenant, service: Service, confirm: bool = False) -> 
 
 @router.get("/core-blocks", tags=["memory"])
 async def core_blocks(scope: Tenant, service: Service) -> list[Block]:
-    return await service.core_blocks(scope)
+    """Every core block the key reaches, the persona included: its own copy of each, else the default."""
+    return await service.tiered_memory.core_blocks(scope)
+
+
+@router.put("/core-blocks/{label}", tags=["memory"])
+async def edit_core_block(
+    label: Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
+    body: BlockEdit,
+    scope: Tenant,
+    service: Service,
+) -> Block:
+    """Set the key's own copy of a block (made from the default on its first edit): a user-wide key's is
+    the one its chats' model sees, an agent key's its agent's alone; no key changes a default."""
+    return await service.tiered_memory.edit_core_block(scope, label, body.value)
+
+
+@router.post("/archival", tags=["archival"], status_code=201)
+async def archival_insert(body: PassageRequest, scope: Tenant, service: Service) -> Passage:
+    """Store a passage in the user's archival memory (an agent key's: its agent's own)."""
+    return await service.tiered_memory.archival_insert(scope, body.text, body.tags)
+
+
+@router.get("/archival", tags=["archival"])
+async def archival_list(
+    scope: Tenant,
+    service: Service,
+    limit: Annotated[int, Query(ge=1, le=100)] = 100,
+    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+    tag: Tags = None,
+) -> list[Passage]:
+    """The passages the key sees, newest first."""
+    return await service.tiered_memory.archival_list(scope, limit=limit, offset=offset, tags=tag or ())
+
+
+@router.get("/archival/search", tags=["archival"])
+async def archival_search(
+    scope: Tenant,
+    service: Service,
+    q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_BYTES)],
+    limit: Annotated[int, Query(ge=1, le=50)] = 10,
+    tag: Tags = None,
+) -> list[Passage]:
+    """Passages the key sees matching `q` (words, and meaning with embeddings), best first."""
+    return await service.tiered_memory.archival_search(scope, q, limit=limit, tags=tag or ())
+
+
+@router.delete("/archival/{passage_id}", tags=["archival"])
+async def archival_delete(passage_id: str, scope: Tenant, service: Service) -> Passage:
+    """Delete a passage for good (an agent key: only one it stored); the passage deleted."""
+    return await service.tiered_memory.archival_delete(scope, passage_id)
 
 
 @router.get("/usage", tags=["memory"])

@@ -93,7 +93,7 @@ class BlocksMode(BrainMode):
 
         async def refit(trail: list[ChatMessage]) -> list[ChatMessage]:
             reserve = sum(message_tokens(self.tokenizer, m) for m in trail)
-            return [*await memory.get(turn.text, system=system, reserve=reserve), user, *trail]
+            return [*await memory.aget(turn.text, system=system, reserve=reserve), user, *trail]
 
         async for piece in host.talk(turn, [], refit):
             yield piece
@@ -104,7 +104,7 @@ class BlocksMode(BrainMode):
         answer = ChatMessage(role="assistant", content="".join(turn.pieces))
         messages = [ChatMessage(role="user", content=turn.text), *turn.trail, answer]
         try:
-            await self.block_memory(turn.memory.user_id, turn.memory.chat_id).put_messages(messages)
+            await self.block_memory(turn.memory.user_id, turn.memory.chat_id).aput_messages(messages)
         except StoreError as exc:
             _log.warning("block memory missed a turn of %r: %s", turn.memory.user_id, exc)
 

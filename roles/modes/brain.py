@@ -52,6 +52,10 @@ class BrainMode:
         async for piece in host.talk(turn, prompt):
             yield piece
 
+    def steps(self, host: Host, turn: Turn) -> list[Message]:
+        """The turn's steps to store between its question and its answer (`brain.memory.steps`): none."""
+        return []
+
     async def committed(self, host: Host, turn: Turn) -> None:
         """Called after the turn's question and answer were stored."""
 

@@ -5,9 +5,10 @@ The system message starts with the persona and instructions, which never change 
 keeps working), and ends with the memory section (`actions.memory_section`): core blocks, summary, facts and
 what this turn's memory searches found, all as data; a search's tool turn only says where its result is.
 Tool steps chain through `request_heartbeat` up to `memory.max_tool_steps`; what the model says through
-`send_message` streams as it arrives. The prompt is fitted to the context window
-(oldest turns out first, tool calls with their results) and the model is warned when it passes
-`memory.pressure_share` of the window.
+`send_message` streams as it arrives. Every step (calls with their arguments, inner thoughts, results) is
+kept with the turn (`brain.memory.steps`) and given back to the model in later turns within the window.
+The prompt is fitted to the context window (oldest turns out first, tool calls with their results) and
+the model is warned when it passes `memory.pressure_share` of the window.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
-from actions.memgpt import MEMGPT_INSTRUCTIONS, SEARCH_TOOLS, search_result, stream_step
+from actions.memgpt import MEMGPT_INSTRUCTIONS, SEARCH_TOOLS, SEND_MESSAGE, search_result, stream_step
 from actions.memory_section import MemoryItem, core_block_items, render_memory
 from actions.talk import memory_items, render_system, render_talk
 from brain.errors import ConfigError, LLMError
@@ -26,6 +27,7 @@ from brain.memory.brain_memory import BrainMemory
 from brain.memory.context import fit_prompt, pressure_note, prompt_tokens
 from brain.memory.core import Block, Place, tenant_blocks
 from brain.memory.graph import graph_links
+from brain.memory.steps import kept_steps
 from brain.message import Message, speaker
 from brain.progress import Progress, report
 from brain.runtime import Runtime
@@ -273,6 +275,7 @@ class TieredMode(BrainMode):
             if not completion.tool_calls:
                 break
             messages.append(completion.as_message())
+            turn.trail.append(messages[-1])  # kept with the turn (`steps`)
             heartbeat = False
             for index, call in enumerate(completion.tool_calls):
                 if tools.handles(call.name):
@@ -290,10 +293,17 @@ class TieredMode(BrainMode):
                 else:
                     result, heartbeat = await host.skills.invoke(call), True
                 messages.append(ChatMessage(role="tool", tool_call_id=call.id, content=result))
+                turn.trail.append(messages[-1])
             if not heartbeat and "".join(turn.pieces).strip():
                 break  # without a word to the user yet, the model gets another step (the last has no tools)
         if not "".join(turn.pieces).strip():
             raise LLMError(f"{host.llm.model}: the turn ended without a message to the user")
+
+    def steps(self, host: Host, turn: Turn) -> list[Message]:
+        """Every tool round of the turn, with its inner thoughts and results; `send_message` is the answer
+        itself, stored as such."""
+        hidden = frozenset({SEND_MESSAGE})
+        return kept_steps(turn.trail, sent_from=host.speaker, hidden=hidden, ids=turn.message_id)
 
     async def committed(self, host: Host, turn: Turn) -> None:
         await self.sync_recall(host, turn.memory)

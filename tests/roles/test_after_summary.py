@@ -104,8 +104,8 @@ async def test_slash_commands_after_summarize_act_on_the_right_turn() -> None:
     assert llm.calls[-1].messages[-1].content == "Where do I go?"
     await session.handle("/summarize")
     await session.handle("/rewrite In May you go to Oslo.")
-    await session.handle("/pop 2")
-    await session.handle("/dump 10")
+    await session.handle("/pop")  # the last exchange: its question and the rewritten answer
+    await session.handle("/history 10")
     text = out.getvalue()
     assert "summary: SUMMARY" in text and "Oslo, in May." in text
     assert "the last answer was replaced" in text and "took back 2 turn(s)" in text

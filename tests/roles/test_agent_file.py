@@ -58,7 +58,8 @@ async def test_round_trip_is_exact_and_has_no_secrets(redis_client: aioredis.Red
     first = await export_agent(source, settings, "ann", "c1")
     text = first.model_dump_json()
     assert "SECRET" not in text
-    assert len(first.conversation.turns) == 2 and len(first.archival) == 1
+    roles = [t.message.role for t in first.conversation.turns]  # the edits kept as a step, with results
+    assert roles == ["user", "assistant", "tool", "tool", "assistant"] and len(first.archival) == 1
     assert [s.name for s in first.skills] == ["current_time"]
     assert {(b.scope, b.block.label) for b in first.core_blocks} == {
         ("tenant:3:ann:agent:Lily", "persona"),  # Ann's own copy, made by her edit

@@ -65,10 +65,10 @@ async def test_retry_and_rewrite_reach_the_blocks_and_forget_erases_them(
     await assistant.chat("bo", "c", "hello there")
     again = "".join([p async for p in assistant.retry_stream("bo", "c")])
     assert again == "second answer"
-    held = await assistant.block_memory("bo", "c").get_all()
+    held = await assistant.block_memory("bo", "c").aget_all()
     assert [m.content for m in held] == ["hello there", "second answer"]
     await assistant.rewrite("bo", "c", "my own answer")
-    assert [m.content for m in await assistant.block_memory("bo", "c").get_all()] == [
+    assert [m.content for m in await assistant.block_memory("bo", "c").aget_all()] == [
         "hello there",
         "my own answer",
     ]

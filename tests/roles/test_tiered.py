@@ -122,7 +122,7 @@ async def test_archival_insert_and_search_and_conversation_search(redis_client: 
         r["text"] == "User: Note my passport expiry" for r in recall["results"]
     )
     by_date = search_results(llm.calls[6].messages)[-1]
-    assert by_date["total"] == 4 and by_date["pages"] == 1
+    assert by_date["total"] == 8 and by_date["pages"] == 2  # each turn: question, tool step, result, answer
 
 
 async def test_heartbeat_chain_is_capped(redis_client: aioredis.Redis) -> None:

@@ -1,7 +1,8 @@
 """Token budgets of block memory: what a message costs, what the FIFO flushes, what blocks give up. Pure.
 
 Everything a model reads counts: text, tool calls (names and arguments), tool results, reasoning. The FIFO
-never leaves a history that starts with an assistant or tool message, and never flushes system messages.
+never leaves a history that starts with an assistant or tool message, and never flushes system messages. A
+message over the history's budget on its own never stays in it: it goes to the blocks with what came before.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from dataclasses import dataclass, replace
 from brain.llm.protocol import ChatMessage
 from brain.llm.tokens import Tokenizer
 
-__all__ = ["BlockText", "Cut", "RenderBlocks", "fit_blocks", "flush_count", "message_tokens"]
+__all__ = [
+    "BlockText",
+    "Cut",
+    "RenderBlocks",
+    "fit_blocks",
+    "flush_count",
+    "message_tokens",
+    "oversize_count",
+]
 
 _PER_MESSAGE = 4
 _PER_CALL = 8  # the framing of one tool call (id, type, name) besides its arguments
@@ -44,6 +53,19 @@ def flush_count(roles: Sequence[str], tokens: Sequence[int], *, threshold: int, 
     if count >= len(roles):  # keep the newest exchange that starts with the user
         users = [i for i, role in enumerate(roles) if role == "user"]
         count = users[-1] if users else len(roles) - 1
+    return count
+
+
+def oversize_count(roles: Sequence[str], tokens: Sequence[int], *, threshold: int) -> int:
+    """How many of the oldest active messages to flush so that no message over `threshold` tokens on its own
+    stays: through the newest such message, then on until what stays starts with a user message (0 when
+    there is none; everything when no user message follows it)."""
+    over = [i for i, cost in enumerate(tokens) if cost > threshold]
+    if not over:
+        return 0
+    count = over[-1] + 1
+    while count < len(roles) and roles[count] != "user":
+        count += 1
     return count
 
 

@@ -1,5 +1,6 @@
 """Graph memory: entities and the relations between them, per user, time-aware."""
 
+from brain.memory.graph.endings import ended_relation
 from brain.memory.graph.links import graph_links, query_names
 from brain.memory.graph.model import Entity, Neighbourhood, Relation, entity_id, name_key, relation_name
 from brain.memory.graph.render import Format, render
@@ -11,6 +12,7 @@ __all__ = [
     "GraphMemory",
     "Neighbourhood",
     "Relation",
+    "ended_relation",
     "entity_id",
     "graph_links",
     "name_key",

@@ -58,7 +58,13 @@ async def test_restart_and_remember(openai_server: ScriptedOpenAIServer) -> None
     assert (await stored()).turn_count == 4
 
 
-SLASH_REPLIES = (Chat("Hello!"), Chat("Hello again!"), Chat("SUMMARY: Ann said hi."), Chat("Greetings"))
+SLASH_REPLIES = (
+    Chat("Hello!"),
+    Chat("Hello again!"),
+    Chat("Welcome back!"),
+    Chat("SUMMARY: Ann said hi."),
+    Chat("Greetings"),
+)
 
 
 def slash_lines(export: Path) -> list[str]:
@@ -66,12 +72,13 @@ def slash_lines(export: Path) -> list[str]:
         "hi",
         "/knowledge add Ann is vegetarian",
         "/memory",
-        "/dump",
+        "/history",
         "/rewrite Hi there!",
-        "/dump 3",
+        "/history 3",
         "/retry",
         "/pop",
-        "/dump 5",
+        "/history 5",
+        "hi again",
         "/summarize",
         "/title",
         "/usage",
@@ -80,7 +87,7 @@ def slash_lines(export: Path) -> list[str]:
         "y",
         "/memory",
         f"/import {export}",
-        "/dump 2",
+        "/history 2",
         "/forget",
         "n",
         "/help",
@@ -99,17 +106,18 @@ def assert_slash_output(out: str, export: Path, server: ScriptedOpenAIServer) ->
         "the last answer was replaced",
         "#2 Lily: Hello! (taken back)\n#3 Lily: Hi there!",
         "Hello again!",
-        "took back 1 turn(s); they stay stored (see /dump)",
-        "#5 Lily: Hello again! (taken back)",
+        "took back 2 turn(s) (1 exchange(s)); they stay stored (see /history)",
+        "#4 User: hi (taken back)\n#5 Lily: Hello again! (taken back)",
+        "Welcome back!",
         "summary: SUMMARY: Ann said hi.",
         "title: Greetings",
-        "calls: 4; prompt tokens: 40; completion tokens: 20",
-        "calls per turn: [1, 1]",
-        f"exported 5 turns to {export}",
+        "calls: 5; prompt tokens: 50; completion tokens: 25",
+        "calls per turn: [1, 1, 1]",
+        f"exported 7 turns to {export}",
         "forgotten",
         "summary: (none yet)",
-        "imported 5 turns",
-        "#4 User: hi\n#5 Lily: Hello again! (taken back)",
+        "imported 7 turns",
+        "#6 User: hi again\n#7 Lily: Welcome back!",
         "kept",
         "/knowledge add TEXT remember TEXT as knowledge",
         "unknown command /bogus; /help lists them",
@@ -415,6 +423,26 @@ def test_coming_from_metagpt_runs_as_written(openai_server: ScriptedOpenAIServer
     assert talk.startswith("Book hotels there for me.") and "Book hotels in Oslo for me." in talk
 
 
+def test_coming_from_llamaindex_runs_as_written(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = run_python(readme_block('session_id="wang-advisor"'), tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    shown = result.stdout
+    assert (
+        shown.index("你是一位谨慎的理财顾问。")
+        < shown.index("<memory>")
+        < shown.index("用户35岁,风险偏好保守。")
+    )
+    assert "用户是我们的理财客户。" in shown
+
+
+def test_the_tool_decorator_example_runs_as_written(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = run_python(readme_block("@tool\nasync def get_weather("), tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Sunny in Oslo.\n"
+
+
 def test_memory_load_documents(tmp_path: Path) -> None:
     notes, todo = tmp_path / "notes.md", tmp_path / "todo.txt"
     notes.write_text(
@@ -609,13 +637,14 @@ def test_memory_delete_user_erases_every_tier(openai_server: ScriptedOpenAIServe
     result = brain("memory", "delete", "--user", "ann", "--yes", *tiered, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
-        "erased user 'ann': 2 chats, 4 recall entries, 1 archival passages, 0 core blocks",  # none copied
+        # each chat: the question, the inner thought said with send_message (kept as a step), the answer
+        "erased user 'ann': 2 chats, 6 recall entries, 1 archival passages, 0 core blocks",  # none copied
         "checked with a scan: nothing of user 'ann' remains",
         "deleted 0 API keys; not reached by an erasure:",
         *(f"  {line}" for line in UNREACHABLE),
     ]
     kept = brain("memory", "export", "--user", "bob", "--chat", "c1", env=env)
-    assert len(json.loads(kept.stdout)["turns"]) == 2  # another user's memory is untouched
+    assert len(json.loads(kept.stdout)["turns"]) == 3  # another user's memory is untouched
 
 
 def test_facts_from_the_command_line(openai_server: ScriptedOpenAIServer) -> None:

@@ -82,7 +82,8 @@ async def test_a_bad_number_is_refused_and_nothing_is_taken_back(line: str) -> N
     await s.handle("hi")
     assert await s.handle(line)
     command, _, arg = line.partition(" ")
-    assert error_lines(out) == [f"error: {command}: {arg!r} is not a number of turns; usage: {command} [n]"]
+    what = {"/pop": "exchanges", "/dump": "messages"}[command]
+    assert error_lines(out) == [f"error: {command}: {arg!r} is not a number of {what}; usage: {command} [n]"]
     memory = await s.assistant.memory_of("u", "c")
     assert len(memory.history) == 2  # /pop x used to take back one turn
 
@@ -133,7 +134,7 @@ def test_brain_chat_survives_a_failed_export(openai_server: ScriptedOpenAIServer
         "Hello!",
         f"error: /export: cannot write {target}: No such file or directory",
         f"error: /import: cannot read {tmp_path / 'nothing.json'}: No such file or directory",
-        "error: /pop: 'x' is not a number of turns; usage: /pop [n]",
+        "error: /pop: 'x' is not a number of exchanges; usage: /pop [n]",
         "Still here.",
     ]
     assert "Traceback" not in result.stderr and "unexpected" not in result.stderr

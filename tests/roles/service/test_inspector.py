@@ -313,7 +313,7 @@ async def test_an_empty_memory_says_so(served: Served, browser: Browser) -> None
     await expect(page.locator("#facts")).to_have_text("No facts yet.")
     await expect(page.locator("#history")).to_have_text("No history yet.")
     await expect(page.locator("#graph")).to_have_text("No relations yet.")
-    await expect(page.locator("#blocks")).to_contain_text("No core blocks")
+    await expect(page.locator("#blocks")).to_contain_text("persona")  # the default, until an edit
     await page.fill("#asof", "2020-01-01")
     await expect(page.locator("#facts")).to_have_text("No facts as of 2020-01-01.")
 

@@ -32,7 +32,20 @@ def _collect_sockets() -> Iterator[None]:
     gc.collect()
 
 
-TOOLS = {"add_memory", "search_memories", "list_memories", "memory_history", "delete_memory", "converse"}
+TOOLS = {
+    "add_memory",
+    "search_memories",
+    "list_memories",
+    "memory_history",
+    "delete_memory",
+    "converse",
+    "archival_insert",
+    "archival_search",
+    "archival_list",
+    "archival_delete",
+    "core_memory_view",
+    "core_memory_edit",
+}
 
 
 def data(result: Any) -> Any:

@@ -14,8 +14,9 @@ writer: another user, with the same agent name), `owner` (ann's user-wide key). 
 - `refused`: an MCP tool error, and writer's memory unchanged.
 
 Each cell starts from an emptied Redis and writer's memory planted anew: a fact of writer (`FACT`), a
-chat `c1` of writer (`CHAT`) whose fact extraction was parked as a dead letter quoting it, a shared fact of
-ann that every agent of hers sees.
+chat `c1` of writer (`CHAT`) whose fact extraction was parked as a dead letter quoting it, writer's own copy
+of the `human` core block (`BLOCK`), an archival passage of writer (`PASSAGE`), a shared fact of ann that
+every agent of hers sees.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from tests.roles.service.conftest import Served
 
 FACT = "FACTMARK lives in Lisbon"
 CHAT = "CHATMARK is my password"
+BLOCK = "BLOCKMARK writes novels"
+PASSAGE = "PASSMARK keeps her notes in a red folder"
 SHARED = "Ann keeps a cat called Tom"
-MARKS = ("FACTMARK", "CHATMARK")
+MARKS = ("FACTMARK", "CHATMARK", "BLOCKMARK", "PASSMARK")
 CALLERS = {
     "own": ("ann", "writer"),
     "agent": ("ann", "coder"),
@@ -64,7 +67,12 @@ MATRIX: dict[tuple[str, str], tuple[str, str, str, str]] = {
     ("put", "/v1/chats/{chat_id}"): ("409", "hidden", "hidden", "hidden"),
     ("delete", "/v1/chats/{chat_id}"): ("changes", "hidden", "hidden", "hidden"),
     ("delete", "/v1/memory"): ("changes", "hidden", "hidden", "changes"),
-    ("get", "/v1/core-blocks"): ("hidden", "hidden", "hidden", "hidden"),
+    ("get", "/v1/core-blocks"): ("shows", "hidden", "hidden", "hidden"),
+    ("put", "/v1/core-blocks/{label}"): ("changes", "hidden", "hidden", "hidden"),
+    ("post", "/v1/archival"): ("changes", "hidden", "hidden", "hidden"),
+    ("get", "/v1/archival"): ("shows", "hidden", "hidden", "shows"),
+    ("get", "/v1/archival/search"): ("shows", "hidden", "hidden", "shows"),
+    ("delete", "/v1/archival/{passage_id}"): ("shows+changes", "404", "404", "shows+changes"),
     ("get", "/v1/usage"): ("shows", "hidden", "hidden", "hidden"),
     ("get", "/v1/graph"): ("hidden", "hidden", "hidden", "hidden"),
     ("get", "/v1/dead-letters"): ("shows", "hidden", "hidden", "hidden"),
@@ -76,16 +84,19 @@ BODIES: dict[tuple[str, str], Any] = {
     ("post", "/v1/chat"): {"chat_id": "c1", "text": "what did I tell you?", "stream": False},
     ("post", "/v1/memories"): {"text": "one more thing", "chat_id": "c1"},
     ("put", "/v1/chats/{chat_id}"): "{export}",
+    ("put", "/v1/core-blocks/{label}"): {"value": "edited"},
+    ("post", "/v1/archival"): {"text": "one more passage"},
 }
 PARAMS: dict[tuple[str, str], dict[str, str]] = {
     ("get", "/v1/memories/search"): {"q": "Lisbon"},
     ("delete", "/v1/memory"): {"confirm": "true"},
+    ("get", "/v1/archival/search"): {"q": "notes folder"},
 }
 
 
 @dataclass
 class Planted:
-    ids: dict[str, str]  # memory_id, event_id, chat_id
+    ids: dict[str, str]  # memory_id, event_id, chat_id, label, passage_id
     export: dict[str, Any]
     shared_id: str
 
@@ -103,12 +114,20 @@ async def _plant(served: Served) -> Planted:
         assert reply.status_code == 200, reply.text
         event = (await own.get(f"/v1/memories/{fact['id']}/history")).json()[0]
         export = (await own.get("/v1/chats/c1/export")).json()
+        assert (await own.put("/v1/core-blocks/human", json={"value": BLOCK})).status_code == 200
+        passage = (await own.post("/v1/archival", json={"text": PASSAGE})).json()
     queue = RedisBackend(served.redis, prefix="svc").queue
     await queue.park(await queue.read("planter", 10, None), f"no JSON in the reply: {CHAT!r}", 3)
     async with served.client(await served.key("ann")) as owner:
         shared = (await owner.post("/v1/memories", json={"text": SHARED, "infer": False})).json()["fact"]
     neutral = json.loads(json.dumps(export).replace("CHATMARK", "someone"))
-    ids = {"memory_id": fact["id"], "event_id": event["id"], "chat_id": "c1"}
+    ids = {
+        "memory_id": fact["id"],
+        "event_id": event["id"],
+        "chat_id": "c1",
+        "label": "human",
+        "passage_id": passage["id"],
+    }
     return Planted(ids, neutral, shared["id"])
 
 
@@ -119,6 +138,8 @@ async def _writers_memory(served: Served, planted: Planted) -> tuple[Any, ...]:
         fact = await own.get(f"/v1/memories/{planted.ids['memory_id']}")
         chat = await own.get("/v1/chats/c1")
         events = (await own.get("/v1/history")).json()
+        blocks = (await own.get("/v1/core-blocks")).json()
+        passages = (await own.get("/v1/archival")).json()
     async with served.client(await served.key("ann")) as owner:
         shared = await owner.get(f"/v1/memories/{planted.shared_id}")
     return (
@@ -128,6 +149,8 @@ async def _writers_memory(served: Served, planted: Planted) -> tuple[Any, ...]:
         chat.json().get("chat", {}).get("turns"),
         [e["id"] for e in events],
         shared.json().get("expired_at", "gone"),
+        blocks,
+        [p["id"] for p in passages if p["agent"] == "writer"],
     )
 
 
@@ -181,7 +204,7 @@ async def test_every_route_by_every_key_reaches_only_its_scope(served: Served) -
             seen, detail = await _cell(served, method, path, caller)
             assert seen == outcome, (method, path, caller, detail)
             cells += 1
-    assert (len(routes), cells) == (20, 80)
+    assert (len(routes), cells) == (25, 100)
 
 
 async def test_an_agents_erase_leaves_the_shared_facts_and_the_other_agents(served: Served) -> None:
@@ -216,6 +239,12 @@ TOOLS: dict[str, tuple[str, str]] = {
     "memory_history": ("shows", "refused"),
     "delete_memory": ("shows+changes", "refused"),
     "converse": ("shows+changes", "hidden"),
+    "archival_insert": ("changes", "hidden"),
+    "archival_search": ("shows", "hidden"),
+    "archival_list": ("shows", "hidden"),
+    "archival_delete": ("shows+changes", "refused"),
+    "core_memory_view": ("shows", "hidden"),
+    "core_memory_edit": ("changes", "hidden"),
 }
 ARGUMENTS: dict[str, dict[str, Any]] = {
     "add_memory": {"messages": [{"role": "user", "content": "one more thing"}], "chat_id": "c1"},
@@ -224,6 +253,12 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "memory_history": {"memory_id": "{memory_id}"},
     "delete_memory": {"memory_id": "{memory_id}"},
     "converse": {"text": "what did I tell you?", "chat_id": "c1"},
+    "archival_insert": {"text": "one more passage"},
+    "archival_search": {"query": "notes folder"},
+    "archival_list": {},
+    "archival_delete": {"passage_id": "{passage_id}"},
+    "core_memory_view": {},
+    "core_memory_edit": {"label": "human", "value": "edited"},
 }
 
 
@@ -242,7 +277,8 @@ async def test_every_mcp_tool_by_its_own_agent_and_another(served: Served) -> No
             planted = await _plant(served)
             before = await _writers_memory(served, planted)
             arguments = {
-                k: planted.ids["memory_id"] if v == "{memory_id}" else v for k, v in ARGUMENTS[tool].items()
+                k: planted.ids[v[1:-1]] if isinstance(v, str) and v.startswith("{") else v
+                for k, v in ARGUMENTS[tool].items()
             }
             calls = len(served.llm.calls)
             if tool == "converse":
@@ -264,7 +300,7 @@ async def test_every_mcp_tool_by_its_own_agent_and_another(served: Served) -> No
             seen = _seen("refused" if result.is_error else None, shown, changed)
             assert seen == outcome, (tool, caller, text[:300])
             cells += 1
-    assert cells == 12
+    assert cells == 24
 
 
 async def test_another_agents_turn_is_not_given_writers_facts(served: Served) -> None:

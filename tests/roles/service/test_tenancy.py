@@ -15,11 +15,13 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("post", "/v1/chat"): {"chat_id": "c1", "text": "what do you know about me?", "stream": False},
     ("post", "/v1/memories"): {"text": "Bob plays chess", "infer": False},
     ("put", "/v1/chats/{chat_id}"): {"user_id": "ann", "chat_id": "c1", "turns": []},
+    ("put", "/v1/core-blocks/{label}"): {"value": "Bob plays chess"},
+    ("post", "/v1/archival"): {"text": "Bob plays chess on Sundays"},
 }
 
 
 async def _plant(served: Served) -> dict[str, str]:
-    """Ann's memory: a fact, its history, a chat."""
+    """Ann's memory: a fact, its history, a chat, a core block, an archival passage."""
     served.llm.add(f"{SECRET}: noted.")
     async with served.client(await served.key("ann")) as ann:
         fact = (
@@ -29,7 +31,15 @@ async def _plant(served: Served) -> dict[str, str]:
             "/v1/chat", json={"chat_id": "c1", "text": f"{SECRET} is my password", "stream": False}
         )
         event = (await ann.get("/v1/history")).json()[0]
-    return {"memory_id": fact["fact"]["id"], "event_id": event["id"], "chat_id": "c1"}
+        await ann.put("/v1/core-blocks/human", json={"value": f"{SECRET} is a gardener"})
+        passage = (await ann.post("/v1/archival", json={"text": f"{SECRET} keeps notes in Lisbon"})).json()
+    return {
+        "memory_id": fact["fact"]["id"],
+        "event_id": event["id"],
+        "chat_id": "c1",
+        "label": "human",
+        "passage_id": passage["id"],
+    }
 
 
 async def _ann_unchanged(served: Served) -> None:
@@ -37,6 +47,10 @@ async def _ann_unchanged(served: Served) -> None:
         facts = (await ann.get("/v1/memories")).json()
         chat = (await ann.get("/v1/chats/c1")).json()
         events = (await ann.get("/v1/history")).json()
+        blocks = {b["label"]: b["value"] for b in (await ann.get("/v1/core-blocks")).json()}
+        passages = (await ann.get("/v1/archival")).json()
+    assert blocks["human"] == f"{SECRET} is a gardener"
+    assert [p["text"] for p in passages] == [f"{SECRET} keeps notes in Lisbon"]
     assert [f["text"] for f in facts] == [f"{SECRET} lives in Lisbon"]
     assert chat["chat"]["turns"] == 2 and [e["event"] for e in events] == ["ADD"]
 
