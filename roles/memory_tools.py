@@ -153,6 +153,9 @@ GRAPH_SEARCH = _spec(
     ["entity"],
 )
 
+_SCAN = 2_000
+"""The most hits an agent's archival search looks through for those it may see."""
+
 GraphLookup = Callable[[str, float | None], Awaitable[dict[str, Any]]]
 """(entity name, as of or None) -> what the graph holds about it (`TieredMode.graph_lookup`)."""
 
@@ -172,9 +175,13 @@ class MemoryTools:
         embed: Embed | None = None,
         linked: Linked | None = None,
         graph: GraphLookup | None = None,
+        passage_metadata: Mapping[str, Any] | None = None,
+        visible: Callable[[IndexedDoc], bool] | None = None,
     ) -> None:
         self.core, self.places, self.archival, self.recall = core, dict(places), archival, recall
         self.page_size, self.embed, self.linked, self.graph = page_size, embed, linked, graph
+        # an agent's tools: its passages are marked as its own, and it sees only those it may
+        self.passage_metadata, self.visible = dict(passage_metadata or {}), visible
         self._handlers: dict[str, Callable[[dict[str, Any]], Awaitable[ToolOutcome]]] = {
             "send_message": self._send_message,
             "core_memory_append": self._append,
@@ -235,33 +242,48 @@ class MemoryTools:
 
     async def _insert(self, a: dict[str, Any]) -> ToolOutcome:
         doc = IndexedDoc(
-            id=uuid.uuid4().hex, text=a["content"], tags=tuple(a.get("tags") or ()), source="agent"
+            id=uuid.uuid4().hex,
+            text=a["content"],
+            tags=tuple(a.get("tags") or ()),
+            source="agent",
+            metadata=self.passage_metadata,
         )
         await self.archival.add(doc, await self.vector(self.archival.indexed_text(doc)))
         return ToolOutcome(result=f"ok: stored passage {doc.id}")
 
     async def _archival_search(self, a: dict[str, Any]) -> ToolOutcome:
-        return await self._search(self.archival, a, a.get("tags") or (), None)
+        return await self._search(self.archival, a, a.get("tags") or (), None, self.visible)
 
     async def _conversation_search(self, a: dict[str, Any]) -> ToolOutcome:
         return await self._search(self.recall, a, [a["role"]] if a.get("role") else (), self.linked)
 
     async def _search(
-        self, index: SearchIndex, a: dict[str, Any], tags: Sequence[str], linked: Linked | None
+        self,
+        index: SearchIndex,
+        a: dict[str, Any],
+        tags: Sequence[str],
+        linked: Linked | None,
+        visible: Callable[[IndexedDoc], bool] | None = None,
     ) -> ToolOutcome:
-        """One page of `index`'s hits for the tool arguments `a` (query, page, start_date, end_date)."""
+        """One page of `index`'s hits for the tool arguments `a` (query, page, start_date, end_date); with
+        `visible`, of the hits it keeps (among the best `_SCAN`)."""
         page = max(int(a.get("page") or 0), 0)
         vector = await self.vector(a["query"])
+        offset, limit = (0, _SCAN) if visible is not None else (page * self.page_size, self.page_size)
         hits, total = await index.search(
             a["query"],
             tags=tags,
             start=_date(a.get("start_date")),
             end=_date(a.get("end_date"), end=True),
-            offset=page * self.page_size,
-            limit=self.page_size,
+            offset=offset,
+            limit=limit,
             vector=vector,
             linked=await linked(a["query"], vector) if linked is not None else (),
         )
+        if visible is not None:
+            kept = [h for h in hits if visible(h.doc)]
+            start = page * self.page_size
+            hits, total = kept[start : start + self.page_size], len(kept)
         return ToolOutcome(result=_page(hits, total, page, self.page_size))
 
     async def _graph_search(self, a: dict[str, Any]) -> ToolOutcome:

@@ -33,7 +33,7 @@ from brain.progress import Progress, report
 from brain.runtime import Runtime
 from brain.search.analysis import searchable
 from brain.search.index import IndexedDoc
-from roles.access import agent_of, tenant_of
+from roles.access import PASSAGE_AGENT, agent_of, passage_agent, tenant_of
 from roles.memory_tools import MemoryTools
 from roles.modes.brain import BrainMode
 from roles.turn import Host, Turn
@@ -117,7 +117,10 @@ class TieredMode(BrainMode):
         return sorted({p.scope for p in places} | {p.seed for p in places if p.seed is not None})
 
     def tools(self, host: Host, user_id: str | bytes, chat_id: str | bytes) -> MemoryTools:
-        tiers = host.tiers
+        """The memory tools of a turn in `chat_id`; in an agent's chat, the passages the model stores are
+        the agent's, and its archival search sees the user's shared passages and the agent's own
+        (`roles.access.passage_sees`)."""
+        tiers, agent = host.tiers, agent_of(chat_id)
         return MemoryTools(
             tiers.core,
             self.places(host, user_id, agent_of(chat_id)),
@@ -128,6 +131,8 @@ class TieredMode(BrainMode):
             graph=(lambda entity, as_of: self.graph_lookup(host, user_id, entity, as_of))
             if host.memory_settings.graph.enabled
             else None,
+            passage_metadata={PASSAGE_AGENT: agent} if agent else None,
+            visible=(lambda doc: passage_agent(doc) in (None, agent)) if agent else None,
         )
 
     async def linked_turns(

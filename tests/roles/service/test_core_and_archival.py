@@ -196,3 +196,29 @@ async def test_erasing_an_agent_takes_its_passages_and_keeps_the_shared_ones(ser
         assert erased.status_code == 200 and erased.json()["archival_passages"] == 1
         left = [p["id"] for p in (await ann.get("/v1/archival")).json()]
     assert left == [shared["id"]] and own["id"] not in left
+
+
+async def test_what_the_model_stores_in_an_agents_chat_is_that_agents(tiered: Served) -> None:
+    owner, writer, coder = [await tiered.key("ann", *agent) for agent in ((), ("writer",), ("coder",))]
+    tiered.llm.add(
+        tool_calls(
+            ("archival_memory_insert", {"content": "WRITERPASSAGE plot notes", "request_heartbeat": True})
+        ),
+        tool_calls(("send_message", {"message": "Stored."})),
+        tool_calls(("archival_memory_search", {"query": "WRITERPASSAGE plot", "request_heartbeat": True})),
+        tool_calls(("send_message", {"message": "Nothing."})),
+    )
+    async with tiered.client(writer) as http:
+        assert (
+            await http.post("/v1/chat", json={"text": "Keep my plot notes", "stream": False})
+        ).status_code == 200
+        assert [p["agent"] for p in (await http.get("/v1/archival")).json()] == ["writer"]
+    async with tiered.client(coder) as http:
+        assert (await http.get("/v1/archival")).json() == []  # another agent's: not seen
+        assert (
+            await http.post("/v1/chat", json={"text": "Any plot notes?", "stream": False})
+        ).status_code == 200
+    assert "WRITERPASSAGE" not in tiered.llm.calls[-1].prompt_text  # nor found by its model's search
+    async with tiered.client(owner) as http:
+        assert [p["text"] for p in (await http.get("/v1/archival")).json()] == ["WRITERPASSAGE plot notes"]
+    tiered.llm.assert_consumed()
