@@ -22,7 +22,7 @@ from actions.relate import context_of, points_back, relate_and_rewrite
 from actions.summarizer import Summarizer
 from actions.talk import Refit, TalkAction
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, ContextOverflowError, InputError, TooLargeError
+from brain.errors import BrainError, ConfigError, InputError, TooLargeError
 from brain.keys import check_id, raw_id
 from brain.llm.protocol import LLM, ChatMessage, TextDelta
 from brain.llm.tokens import Tokenizer
@@ -41,6 +41,7 @@ from roles.access import check_new_chat
 from roles.after_commit import AfterCommit
 from roles.locks import KeyedLocks
 from roles.modes.brain import BrainMode
+from roles.overflow import answer_recovering
 from roles.prompt_facts import PromptFacts
 from roles.skills import Skills
 from roles.turn import Turn, answer_id
@@ -253,7 +254,7 @@ class TurnEngine:
         memory = turn.memory
         try:
             with telemetry.span("brain.turn", {"brain.memory.mode": self.mode.name}) as span:
-                async for piece in self._answer(turn):
+                async for piece in answer_recovering(self, self.mode, self.summarizer, turn):
                     turn.pieces.append(piece)
                     yield piece
                 await self._commit(turn, spent)
@@ -267,48 +268,6 @@ class TurnEngine:
             memory.restore_last_talk()  # the store never lost it; it stays pending for a retry
             await self.record_usage(memory.user_id, memory.chat_id, spent)  # failed calls cost too
             raise
-
-    async def _answer(self, turn: Turn) -> AsyncIterator[str]:
-        """The mode's answer. When the endpoint finds the prompt too long for the model's context window
-        before anything of the turn was done (no text, no tool round), the chat is summarized (keeping
-        recent turns within the window the endpoint named, if smaller) and the answer asked for once more,
-        its prompt rebuilt. Nothing folded into the summary, or a second overflow, ends the turn."""
-        try:
-            async for piece in self.mode.answer(self, turn):
-                yield piece
-            return
-        except ContextOverflowError as exc:
-            if turn.pieces or turn.trail:
-                raise
-            overflow = exc
-        memory, settings = turn.memory, self.memory_settings
-        _log.warning("the prompt overflowed the model's context window; summarizing the chat: %s", overflow)
-        folded = memory.summary_upto
-        if overflow.limit is not None and overflow.limit < self.context_window:
-            keep = Window.of(settings, overflow.limit).share(settings.keep_recent_share)
-            try:
-                await memory.summarize(
-                    self.summarizer, settings.summary_max_words, keep_language=True, keep_recent=keep
-                )
-            except BrainError as exc:  # as in `summarize`: nothing was folded, and the turn ends below
-                _log.warning("summarizing a chat failed: %s", exc)
-        else:
-            await self.summarize(memory)
-        if memory.summary_upto == folded:
-            raise ContextOverflowError(
-                f"the prompt does not fit the model's context window, and summarizing the chat freed no "
-                f"room (set llm.context_window to the model's window): {overflow}",
-                limit=overflow.limit,
-            ) from overflow
-        try:
-            async for piece in self.mode.answer(self, turn):
-                yield piece
-        except ContextOverflowError as exc:
-            raise ContextOverflowError(
-                f"the prompt does not fit the model's context window even with the chat summarized (set "
-                f"llm.context_window to the model's window): {exc}",
-                limit=exc.limit,
-            ) from exc
 
     async def resolve(self, memory: BrainMemory, text: str) -> str | None:
         """`text` made self-contained when it may point back at the conversation (MetaGPT's is_related and
