@@ -51,6 +51,7 @@ __all__ = [
     "facts_base",
     "fence_key",
     "graph_base",
+    "key_family",
     "legacy_recall_base",
     "log_tag",
     "namespace_base",
@@ -376,6 +377,41 @@ def namespace_base(key: str) -> str:
     if key.find("{") < 0 or end < 0:
         raise InputError(f"{key!r} is not a brain-assistant key")
     return key[: end + 1]
+
+
+_KINDS = (
+    ("r.", "recall"),
+    ("m.", "blocks"),
+    ("f.", "facts"),
+    ("idx.", "archival"),
+    ("core.", "core"),
+    ("proc.", "procedures"),
+    ("queue", "queue"),
+    ("apikeys", "api keys"),
+    ("rate.", "rate limits"),
+    ("x.", "erasure"),
+)
+_INDEX_PARTS = {"docs": "documents", "len": "postings", "post": "postings", "tag": "postings",
+                "time": "postings", "stats": "postings", "vec": "vectors", "vseq": "vectors"}  # fmt: skip
+
+
+def key_family(key: str) -> str:
+    """What a key of `brain.keys` holds, for storage accounting: its namespace's kind (`conversation`,
+    `recall`, `archival`, `facts`, `graph`, `blocks`, `core`, `procedures`, `queue`, ...) and, inside a
+    search index, the part (`recall.postings`, `facts.vectors`, `archival.documents`; `facts.audit`).
+    `other` for a key of no namespace. Pure."""
+    start, end = key.find("{"), key.find("}")
+    if start < 0 or end < start:
+        return "other"
+    tag, part = key[start + 1 : end], key[end + 2 :].split(":", 1)[0]
+    kind = next((name for mark, name in _KINDS if tag.startswith(mark)), "conversation")
+    if kind == "facts" and part == "g":
+        return "graph"
+    if kind == "facts" and part == "audit":
+        return "facts.audit"
+    if kind in {"recall", "archival", "facts", "procedures"} and part in _INDEX_PARTS:
+        return f"{kind}.{_INDEX_PARTS[part]}"
+    return "fences" if part == "fence" else kind
 
 
 def chat_bases(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> tuple[str, ...]:

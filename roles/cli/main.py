@@ -110,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
             )
         else:
             sub.add_argument("--yes", action="store_true", help="really delete")
+    stats = memory_commands.add_parser(
+        "stats", help="keys and bytes per kind of memory, for a user or in all", parents=[common]
+    )
+    stats.add_argument("--user", type=USER_ID, help="one user's memory (default: everything)")
     memory_commands.add_parser(
         "compact",
         help="rewrite the store's append-only file now, so that what was erased is gone from disk too",

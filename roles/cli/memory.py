@@ -12,6 +12,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from brain.backends.redis import RedisBackend
+from brain.backends.redis.stats import storage_costs
 from brain.errors import InputError
 from brain.memory.transfer import export_conversation, parse_export
 from brain.message import Message
@@ -51,6 +53,8 @@ async def memory_command(settings: Settings, args: argparse.Namespace) -> int:
             return await _delete(Assistant.for_runtime(runtime), args.user, args.chat)
         if args.memory_command == "compact":
             return await _compact(runtime)
+        if args.memory_command == "stats":
+            return await _stats(runtime, args.user)
         with progress_to(sys.stderr) as progress:
             return await _transfer(runtime, args, progress)
 
@@ -133,6 +137,20 @@ async def _delete(assistant: Assistant, user: str, chat: str | None) -> int:
         return 1
     print(f"checked with a scan: nothing of user {user!r} remains")
     print(f"deleted {report.api_keys} API keys; not reached by an erasure:", *report.unreachable, sep="\n  ")
+    return 0
+
+
+async def _stats(runtime: Runtime, user: str | None) -> int:
+    if not isinstance(runtime.backend, RedisBackend):
+        raise InputError("storage statistics read Redis; this runtime keeps memory elsewhere")
+    print("counting every key (a full scan) ...", file=sys.stderr)
+    costs = await storage_costs(runtime.backend, user)
+    total = sum(c.bytes for c in costs) or 1
+    print(f"{'memory':<20} {'keys':>10} {'bytes':>14} {'share':>7}")
+    for cost in costs:
+        print(f"{cost.family:<20} {cost.keys:>10,} {cost.bytes:>14,} {cost.bytes / total:>7.1%}")
+    keys, size = sum(c.keys for c in costs), sum(c.bytes for c in costs)
+    print(f"{'total':<20} {keys:>10,} {size:>14,}" + (f"   user {user!r}" if user else ""))
     return 0
 
 

@@ -785,3 +785,17 @@ def test_memory_backfill_learns_facts_as_of_the_turns_times(
     file.write_text(json.dumps(lines[0]) + "\n" + '{"role": "user"}\n')
     broken = brain("memory", "backfill", "--user", "bo", "--chat", "other", str(file), env=env)
     assert broken.returncode == 1 and "turns.jsonl:2: not a message: content" in broken.stderr
+
+
+def test_memory_stats_shows_what_each_kind_of_memory_costs(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.script(Chat("Hello!"))
+    env = env_for(openai_server)
+    assert brain("chat", "--user", "sten", env=env, stdin="hi\n").returncode == 0
+    mine = brain("memory", "stats", "--user", "sten", env=env)
+    assert mine.returncode == 0, mine.stderr
+    lines = mine.stdout.splitlines()
+    assert lines[0].split() == ["memory", "keys", "bytes", "share"] and lines[-1].startswith("total")
+    assert any(line.split()[0] == "conversation" and int(line.split()[1]) > 0 for line in lines[1:-1])
+    assert "'sten'" in lines[-1]
+    everything = brain("memory", "stats", env=env)
+    assert everything.returncode == 0 and everything.stdout.splitlines()[-1].startswith("total")
