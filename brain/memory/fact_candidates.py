@@ -63,7 +63,10 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def overlap(a: str, b: str) -> float:
     """How much two texts share, the same both ways: 2·|shared terms| / (|terms of a| + |terms of b|),
     over the search analysis's terms (stemmed words, Chinese words and characters). Pure."""
-    ta, tb = set(query_weights(a)), set(query_weights(b))
+    return _dice(set(query_weights(a)), set(query_weights(b)))
+
+
+def _dice(ta: set[str], tb: set[str]) -> float:
     return 2 * len(ta & tb) / (len(ta) + len(tb)) if ta and tb else 0.0
 
 
@@ -76,8 +79,9 @@ def fused(
     key = fact_key(probe.key)
     pool = {f.id: f for f in facts if f.current}
     cosines = dict(nearest)
-    sym = sorted((i for i in lexical if i in pool), key=lambda i: -overlap(probe.text, pool[i].text))
-    sym = [i for i in sym if overlap(probe.text, pool[i].text) > 0]
+    terms = set(query_weights(probe.text))  # the probe analysed once, each candidate once
+    shared = {i: _dice(terms, set(query_weights(pool[i].text))) for i in lexical if i in pool}
+    sym = sorted((i for i, s in shared.items() if s > 0), key=lambda i: -shared[i])
     score: dict[str, float] = {}
     for ranking in (sym, [i for i in lexical if i in pool], [i for i, _ in nearest if i in pool]):
         for rank, fact_id in enumerate(ranking):
