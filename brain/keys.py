@@ -391,8 +391,9 @@ _KINDS = (
     ("rate.", "rate limits"),
     ("x.", "erasure"),
 )
-_INDEX_PARTS = {"docs": "documents", "len": "postings", "post": "postings", "tag": "postings",
-                "time": "postings", "stats": "postings", "vec": "vectors", "vseq": "vectors"}  # fmt: skip
+_INDEX_PARTS = {"docs": "documents", "num": "documents", "len": "postings", "post": "postings",
+                "lens": "postings", "ts": "postings", "tag": "postings", "time": "postings",
+                "stats": "postings", "vec": "vectors", "vseq": "vectors"}  # fmt: skip
 
 
 def key_family(key: str) -> str:

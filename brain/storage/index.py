@@ -17,7 +17,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from brain.progress import Progress
 
-__all__ = ["STALE", "Counts", "Hit", "IndexEntry", "IndexStore", "IndexedDoc", "Ranking"]
+__all__ = [
+    "MAX_LENGTH",
+    "MAX_TF",
+    "STALE",
+    "Counts",
+    "Hit",
+    "IndexEntry",
+    "IndexStore",
+    "IndexedDoc",
+    "Ranking",
+]
+
+MAX_TF = 255
+"""A posting's term frequency is capped here (a store may keep it in one byte); BM25 saturates long before."""
+MAX_LENGTH = 65_534
+"""A document's length (its term counts' sum) is capped here (a store may keep it in two bytes)."""
 
 STALE = -1
 """What a write answers (for one entry) when the namespace was built by another analysis."""
@@ -100,7 +115,7 @@ class IndexStore(Protocol):
     ) -> Ranking | None:
         """BM25 over the namespace: each term weighs its idf `log(1 + (n - df + 0.5) / (df + 0.5))` times
         its weight in `terms`; each term reads its `per_term` postings of highest frequency (equal
-        frequencies: greatest ids first); a document's
+        frequencies: the latest added first; frequencies are capped at 255, lengths at 65,534); a document's
         length is its number of postings (its term counts' sum) against the namespace's average. Documents
         carrying one of `tags` (any, when none are given) and timed within [start, end] are kept; the page
         [offset, offset + limit) of the ranking comes back. None when the postings were made by another

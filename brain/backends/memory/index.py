@@ -20,7 +20,7 @@ from typing import Any
 from brain.backends.memory.keyspace import Keyspace
 from brain.progress import Progress, ProgressLog, report
 from brain.search.vectors import Snapshot
-from brain.storage.index import STALE, Counts, IndexedDoc, IndexEntry, Ranking
+from brain.storage.index import MAX_LENGTH, MAX_TF, STALE, Counts, IndexedDoc, IndexEntry, Ranking
 
 __all__ = ["MemoryIndexStore"]
 
@@ -40,6 +40,8 @@ class _Namespace:
     times: dict[str, float] = field(default_factory=dict)
     postings: dict[str, dict[str, int]] = field(default_factory=dict)
     tags: dict[str, set[str]] = field(default_factory=dict)
+    nums: dict[str, int] = field(default_factory=dict)  # the order documents were added (Redis's numbers)
+    seq: int = 0
     vectors: dict[str, bytes] = field(default_factory=dict)
     total: int = 0
     snapshot: Snapshot | None = None  # the vectors for `nearest`, made again after a change
@@ -59,13 +61,13 @@ class _Sources:
     by_name: dict[str, str] = field(default_factory=dict)
 
 
-def _highest(posted: dict[str, int], per_term: int) -> list[tuple[str, int]]:
-    """The postings Redis's `ZREVRANGE post 0 per_term-1` reads: highest tf first, ties by greater id; a
-    negative stop counts from the end, as Redis ranges do."""
+def _highest(posted: dict[str, int], per_term: int, nums: dict[str, int]) -> list[tuple[str, int]]:
+    """The postings the Redis script reads: highest tf first, ties by the latest added; a per_term of 0 or
+    less counts from the end, as a range from 0 to per_term - 1 would."""
     stop = per_term - 1 if per_term > 0 else len(posted) + per_term - 1
     if stop < 0:
         return []
-    return heapq.nlargest(stop + 1, posted.items(), key=lambda p: (p[1], p[0]))
+    return heapq.nlargest(stop + 1, posted.items(), key=lambda p: (p[1], nums.get(p[0], 0)))
 
 
 def _lua_number(value: float) -> float:
@@ -131,13 +133,15 @@ class MemoryIndexStore:
             return 0
         if entry.vector:  # an empty vector is no vector, as in Redis (its packed form is empty)
             state.vectors[doc.id] = array("f", entry.vector).tobytes()
-        length = sum(entry.counts.values())
+        length = min(sum(entry.counts.values()), MAX_LENGTH)
+        state.seq += 1
+        state.nums[doc.id] = state.seq
         state.docs[doc.id] = doc.model_dump_json()
         state.lens[doc.id] = length
         state.times[doc.id] = doc.ts
         state.total += length
         for term, tf in entry.counts.items():
-            state.postings.setdefault(term, {})[doc.id] = tf
+            state.postings.setdefault(term, {})[doc.id] = min(tf, MAX_TF)
         for tag in doc.tags:
             state.tags.setdefault(tag, set()).add(doc.id)
         state.snapshot = None
@@ -151,6 +155,7 @@ class MemoryIndexStore:
         if state is None or doc_id not in state.docs:
             return 0
         del state.docs[doc_id]
+        state.nums.pop(doc_id, None)
         state.total -= state.lens.pop(doc_id, 0)
         state.vectors.pop(doc_id, None)
         state.times.pop(doc_id, None)
@@ -202,7 +207,7 @@ class MemoryIndexStore:
                 continue
             df = len(posted)
             idf = float(terms[term]) * math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for doc_id, tf in _highest(posted, per_term):
+            for doc_id, tf in _highest(posted, per_term, state.nums):
                 length = state.lens.get(doc_id, avg)
                 score = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg))
                 scores[doc_id] = score if doc_id not in scores else scores[doc_id] + score
@@ -307,10 +312,14 @@ class MemoryIndexStore:
             for term in old_terms:
                 state.postings.pop(term, None)
             state.lens.clear()
-            for doc, doc_counts in zip(docs, fresh, strict=True):
-                state.lens[doc.id] = sum(doc_counts.values())
+            state.nums.clear()
+            state.seq = 0
+            for doc, doc_counts in zip(docs, fresh, strict=True):  # numbered again in id order, as Redis
+                state.seq += 1
+                state.nums[doc.id] = state.seq
+                state.lens[doc.id] = min(sum(doc_counts.values()), MAX_LENGTH)
                 for term, tf in doc_counts.items():
-                    state.postings.setdefault(term, {})[doc.id] = tf
+                    state.postings.setdefault(term, {})[doc.id] = min(tf, MAX_TF)
             state.total = sum(state.lens.values())
             self._tidy(state)
         self._record(analysis)

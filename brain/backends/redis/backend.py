@@ -19,11 +19,15 @@ from brain.backends.redis.index import IndexScripts, RedisIndexStore
 from brain.backends.redis.queue import RedisFactQueue
 from brain.backends.redis.usage import RedisUsageStore
 from brain.errors import InputError, StoreError
-from brain.keys import user_patterns
+from brain.keys import key_family, user_patterns
 from brain.search.filters import text
 from brain.settings import Settings
 
 __all__ = ["RedisBackend"]
+
+
+_CHAT_KINDS = ("recall", "blocks")
+"""Namespaces owned by one chat (`brain.keys.key_family`), besides its conversation keys."""
 
 
 class RedisBackend:
@@ -79,7 +83,13 @@ class RedisBackend:
         )
 
     def index(self, base: str) -> RedisIndexStore:
-        return RedisIndexStore(self.client, base, scripts=self._index_scripts, fencing=self.fencing)
+        """A namespace's index; one of a chat (its recall memory, its block memory's) expires with the
+        chat's keys (`ttl_seconds` after its last write)."""
+        chat = key_family(base).split(".")[0] in _CHAT_KINDS
+        ttl = self.conversations.ttl if chat else 0
+        return RedisIndexStore(
+            self.client, base, scripts=self._index_scripts, fencing=self.fencing, ttl_seconds=ttl
+        )
 
     def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> RedisBlockSession:
         return RedisBlockSession(
@@ -89,6 +99,7 @@ class RedisBackend:
             prefix=self.prefix,
             scripts=self._block_scripts,
             fencing=self.fencing,
+            ttl_seconds=self.conversations.ttl,
         )
 
     async def ping(self) -> None:

@@ -92,8 +92,10 @@ class RedisBlockSession:
         prefix: str = "brain",
         scripts: BlockScripts | None = None,
         fencing: Fencing | None = None,
+        ttl_seconds: int | None = None,
     ) -> None:
         self._client = client
+        self.ttl = ttl_seconds or 0  # the session's keys expire with its chat
         self._user = user_id
         self._fencing = fencing or Fencing(client, prefix)
         self.base = blocks_base(prefix, user_id, chat_id)
@@ -108,7 +110,11 @@ class RedisBlockSession:
     async def append(self, records: Sequence[Record]) -> None:
         if records:
             raws = [r.model_dump_json() for r in records]
-            await self._fencing.run([("RPUSH", self.active_key, raws)], self._user)
+            await self._fencing.run([("RPUSH", self.active_key, raws), *self._expiry()], self._user)
+
+    def _expiry(self) -> list[tuple[str, str, tuple[int]]]:
+        keys = (self.active_key, self.archived_key, self.state_key) if self.ttl else ()
+        return [("EXPIRE", key, (self.ttl,)) for key in keys]
 
     async def active(self) -> tuple[list[Record], list[bytes]]:
         """The FIFO's records, oldest first, and their raw form (to flush against)."""
@@ -135,7 +141,7 @@ class RedisBlockSession:
 
     async def set_state(self, field: str, value: Any) -> None:
         data = json.dumps(value, ensure_ascii=False)
-        await self._fencing.run([("HSET", self.state_key, (field, data))], self._user)
+        await self._fencing.run([("HSET", self.state_key, (field, data)), *self._expiry()], self._user)
 
     async def claim(self, field: str, expected: int, new: int) -> bool:
         """Move a counter from `expected` to `new`; False when someone else moved it first."""

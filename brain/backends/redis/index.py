@@ -1,22 +1,25 @@
 """`RedisIndexStore`: a search index namespace in plain Redis data structures (no modules), written and
 ranked by Lua scripts (`brain.backends.redis.index_scripts`), so it works on Redis 7, Valkey and Cluster.
 
-Per namespace, all under its hash tag: `docs` (id -> record JSON), `len` (id -> term count), `time` (id by
-timestamp), `post:<term>` (id -> term frequency), `tag:<tag>` (ids), `stats` (doc count, total length, the
-analysis the postings were made with), `vec`/`vseq` (embeddings, `brain.backends.redis.vectors`), `sources`
-(what loaded documents were recorded as).
+Per namespace, all under its hash tag: `docs` (document number -> record JSON), `num` (id -> number), `post`
+(term -> packed postings), `lens` and `ts` (packed per number), `time` (ids by timestamp), `tag:<tag>` (ids),
+`stats` (doc count, total length, numbers given, the analysis and layout the postings were made with),
+`vec`/`vseq` (embeddings, `brain.backends.redis.vectors`), `sources` (what loaded documents were recorded
+as). The packed layout is `brain.backends.redis.index_scripts`'s.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.fence import Fencing, fenced
-from brain.backends.redis.index_scripts import ADD, DELETE, SEARCH
+from brain.backends.redis.index_reads import ALLOWED, BY_TIME, DOCS, SEARCH
+from brain.backends.redis.index_scripts import ADD, DELETE, LAYOUT, PARTS
 from brain.backends.redis.rebuild import rebuild
 from brain.backends.redis.vectors import VectorCache
 from brain.progress import Progress
@@ -24,7 +27,20 @@ from brain.search.filters import text
 from brain.storage.index import Counts, IndexedDoc, IndexEntry, Ranking
 from brain.telemetry import TracedScript
 
-__all__ = ["IndexScripts", "RedisIndexStore"]
+__all__ = ["IndexScripts", "RedisIndexStore", "layout_version"]
+
+
+def layout_version(analysis: str) -> str:
+    """What a namespace records for postings made by `analysis` in this layout. Pure."""
+    return analysis + LAYOUT
+
+
+def _low(start: float | None) -> float:
+    return -1e308 if start is None else start
+
+
+def _high(end: float | None) -> float:
+    return 1e308 if end is None else end
 
 
 class IndexScripts:
@@ -35,6 +51,9 @@ class IndexScripts:
         self.add = TracedScript(client.register_script(fenced(ADD)), "index.add")
         self.delete = TracedScript(client.register_script(fenced(DELETE)), "index.delete")
         self.search = TracedScript(client.register_script(SEARCH), "index.search")
+        self.docs = TracedScript(client.register_script(DOCS), "index.docs")
+        self.allowed = TracedScript(client.register_script(ALLOWED), "index.allowed")
+        self.by_time = TracedScript(client.register_script(BY_TIME), "index.by_time")
         self.vectors = vector_cache or VectorCache()
 
 
@@ -48,24 +67,40 @@ class RedisIndexStore:
         *,
         scripts: IndexScripts | None = None,
         fencing: Fencing | None = None,
+        ttl_seconds: int | None = None,
     ) -> None:
         self._client = client
         self.base = base
+        self.ttl = ttl_seconds or 0  # every key of the namespace expires this long after its last write
         self._scripts = scripts or IndexScripts(client)
         self._fencing = fencing or Fencing(client, base.partition(":{")[0])
 
     def _key(self, part: str) -> str:
         return f"{self.base}:{part}"
 
+    @property
+    def client(self) -> RedisClient:
+        return self._client
+
     @staticmethod
     def add_args(entry: IndexEntry, analysis: str) -> list[Any]:
         """An entry as the index scripts take it: id, record, ts, length, postings, tags, vector,
-        analysis."""
+        version (`layout_version(analysis)`)."""
         doc = entry.doc
         postings = " ".join(f"{term} {tf}" for term, tf in entry.counts.items())
         packed = array("f", entry.vector).tobytes() if entry.vector is not None else b""
         length = sum(entry.counts.values())
-        return [doc.id, doc.model_dump_json(), doc.ts, length, postings, " ".join(doc.tags), packed, analysis]
+        record = doc.model_dump_json()
+        return [
+            doc.id,
+            record,
+            doc.ts,
+            length,
+            postings,
+            " ".join(doc.tags),
+            packed,
+            layout_version(analysis),
+        ]
 
     async def add(self, entries: Sequence[IndexEntry], analysis: str) -> list[int]:
         if not entries:
@@ -73,15 +108,26 @@ class RedisIndexStore:
         head, ticket = self._fencing.ticket_parts(self.base)
         docs = [*head, self._key("docs")]
         if len(entries) == 1:
-            args = ticket + self.add_args(entries[0], analysis)
+            args = [*ticket, *self.add_args(entries[0], analysis), self.ttl]
             return [int(await self._scripts.add(keys=docs, args=args))]
         pipe = self._client.pipeline(transaction=False)
         for entry in entries:  # redis-py queues a script call on a pipeline
-            await self._scripts.add(keys=docs, args=ticket + self.add_args(entry, analysis), client=pipe)
+            args = [*ticket, *self.add_args(entry, analysis), self.ttl]
+            await self._scripts.add(keys=docs, args=args, client=pipe)
         return [int(r) for r in await pipe.execute()]
 
+    async def repost(self, entries: Sequence[IndexEntry], version: str) -> None:
+        """Post `entries` again under `version`, as given (a rebuild's), without a vector (the namespace
+        keeps its vectors by id)."""
+        head, ticket = self._fencing.ticket_parts(self.base)
+        pipe = self._client.pipeline(transaction=False)
+        for entry in entries:
+            args = [*ticket, *self.add_args(entry, "")[:-2], b"", version]
+            await self._scripts.add(keys=[*head, self._key("docs")], args=args, client=pipe)
+        await pipe.execute()
+
     async def delete(self, doc_id: str, terms: Sequence[str], tags: Sequence[str], analysis: str) -> int:
-        args = [doc_id, " ".join(terms), " ".join(tags), analysis]
+        args = [doc_id, " ".join(terms), " ".join(tags), layout_version(analysis)]
         return int(await self._fencing.call(self._scripts.delete, [self._key("docs")], args))
 
     async def rank(
@@ -105,11 +151,11 @@ class RedisIndexStore:
             per_term,
             k1,
             b,
-            start if start is not None else -1e308,
-            end if end is not None else 1e308,
+            _low(start),
+            _high(end),
             max(offset, 0),
             max(limit, 0),
-            analysis,
+            layout_version(analysis),
             " ".join(repr(float(terms[w])) for w in words),
         ]
         total, *flat = await self._scripts.search(keys=[self._key("docs")], args=args)
@@ -118,11 +164,20 @@ class RedisIndexStore:
         hits = zip([text(x) for x in flat[0::2]], map(float, flat[1::2]), strict=True)
         return Ranking(total=int(total), hits=tuple(hits))
 
+    async def postings(self, term: str) -> dict[str, int]:
+        """A term's postings as ids and term frequencies (for inspection and tests)."""
+        packed = cast(bytes, await self._client.hget(self._key("post"), term) or b"")
+        entries = [struct.unpack_from(">IB", packed, i) for i in range(0, len(packed), 5)]
+        records = await self._client.hmget(self._key("docs"), [num for num, _ in entries]) if entries else []
+        return {
+            IndexedDoc.model_validate_json(r).id: tf for r, (_, tf) in zip(records, entries, strict=True) if r
+        }
+
     async def docs(self, ids: Sequence[str]) -> list[IndexedDoc]:
         if not ids:
             return []
-        raw = await self._client.hmget(self._key("docs"), list(ids))
-        return [IndexedDoc.model_validate_json(r) for r in raw if r is not None]
+        raw = await self._scripts.docs(keys=[self._key("docs")], args=list(ids))
+        return [IndexedDoc.model_validate_json(r) for r in raw if r]
 
     async def all_docs(self) -> list[IndexedDoc]:
         raw = await self._client.hgetall(self._key("docs"))
@@ -132,6 +187,12 @@ class RedisIndexStore:
         return int(await self._client.hget(self._key("stats"), "n") or 0)
 
     async def analysis(self) -> str | None:
+        raw = await self._recorded()
+        if raw is None or not raw.endswith(LAYOUT):
+            return raw  # an older layout's (rebuilt on first use) or a rebuild's ('~'): not this analysis
+        return raw.removesuffix(LAYOUT)
+
+    async def _recorded(self) -> str | None:
         raw = await self._client.hget(self._key("stats"), "v")
         return None if raw is None else text(raw)
 
@@ -139,23 +200,12 @@ class RedisIndexStore:
         dated = start is not None or end is not None
         if not tags and not dated:
             return None
-        pipe = self._client.pipeline(transaction=False)
-        for tag in tags:
-            pipe.smembers(self._key(f"tag:{tag}"))
-        if dated:
-            pipe.zrangebyscore(
-                self._key("time"), "-inf" if start is None else start, "+inf" if end is None else end
-            )
-        sets = [{text(i) for i in members} for members in await pipe.execute()]
-        allowed = set().union(*sets[: len(tags)]) if tags else None
-        if dated:
-            allowed = sets[-1] if allowed is None else allowed & sets[-1]
-        return allowed
+        bounds = [_low(start), _high(end)] if dated else ["", ""]
+        ids = await self._scripts.allowed(keys=[self._key("docs")], args=[*bounds, *tags])
+        return {text(i) for i in ids}
 
     async def by_time(self, start: float | None, end: float | None) -> list[str]:
-        low = "-inf" if start is None else start
-        high = "+inf" if end is None else end
-        ids = cast(list[bytes], await self._client.zrevrangebyscore(self._key("time"), high, low))
+        ids = await self._scripts.by_time(keys=[self._key("docs")], args=[_low(start), _high(end)])
         return [text(i) for i in ids]
 
     async def nearest(
@@ -169,21 +219,26 @@ class RedisIndexStore:
         return None if raw is None else dict(json.loads(raw))
 
     async def set_source(self, source: str, info: dict[str, Any]) -> None:
-        await self._fencing.run([("HSET", self._key("sources"), (source, json.dumps(info)))])
+        key = self._key("sources")
+        expiry = [("EXPIRE", key, (self.ttl,))] if self.ttl else []
+        await self._fencing.run([("HSET", key, (source, json.dumps(info))), *expiry])
 
     async def rebuild(self, analysis: str, counts: Counts, progress: Progress | None = None) -> int:
-        return await rebuild(self._client, self.base, analysis, self._stored, self.all_docs, counts, progress)
+        return await rebuild(self, layout_version(analysis), counts, progress)
 
-    async def _stored(self) -> str:
-        return await self.analysis() or "1"
+    async def stored(self) -> str:
+        """The version the namespace recorded (`layout_version` of an analysis; an older layout's bare
+        analysis; "1" when none was recorded)."""
+        return await self._recorded() or "1"
 
     async def drop(self, counts: Counts) -> int:
         """Delete every key the namespace's documents can have made (no keyspace scan)."""
-        analysis = await self._stored()
+        stored = await self.stored()
         docs = await self.all_docs()
-        parts = {"docs", "len", "time", "stats", "vec", "vseq", "sources"}
+        parts = set(PARTS) | {f"tag:{text(tag)}" for tag in await self._client.smembers(self._key("tags"))}
         for doc in docs:
-            parts |= {f"post:{term}" for term in counts(doc, analysis)}
+            if not stored.endswith(LAYOUT):  # an older layout: a sorted set per term, lengths by id
+                parts |= {f"post:{term}" for term in counts(doc, stored.lstrip("~"))} | {"len"}
             parts |= {f"tag:{tag}" for tag in doc.tags}
         keys = sorted(self._key(p) for p in parts)
         for start in range(0, len(keys), 500):

@@ -167,9 +167,9 @@ class IndexStoreConformance(BackendSuite):
         assert ranking is not None and ranking.total == 1 and ranking.hits[0][0] == "d3"
         assert ranking.hits[0][1] == pytest.approx(_bm25(3, 3, 3, 4, 4.0), rel=1e-12)  # df counts all
         assert await _ids(store, {"tea": 1.0}, per_term=2) == ["d3", "d2"]
-        ties = _index(backend, "per-term-ties")  # equal frequencies: the greatest ids are read first
+        ties = _index(backend, "per-term-ties")  # equal frequencies: the latest added are read first
         await ties.add([_entry(i, {"tea": 1}) for i in ("p1", "p3", "p2", "p4")], OLD)
-        assert await _ids(ties, {"tea": 1.0}, per_term=2) == ["p3", "p4"]
+        assert await _ids(ties, {"tea": 1.0}, per_term=2) == ["p2", "p4"]
 
     async def test_rank_ties_by_id(self, backend: Backend) -> None:
         store = _index(backend, "ties")
@@ -299,7 +299,7 @@ class IndexStoreConformance(BackendSuite):
             return _counts(doc, analysis)
 
         assert await store.rebuild(NEW, counts) == 2
-        assert {("d1", OLD), ("d2", OLD), ("d1", NEW), ("d2", NEW)} <= set(calls)
+        assert {("d1", NEW), ("d2", NEW)} <= set(calls)  # the old terms too, where a store needs them
         assert await store.analysis() == NEW
         assert await store.all_docs() == [e.doc for e in entries]
         assert sorted(await _ids(store, {"TEA": 1.0}, analysis=NEW)) == ["d1", "d2"]

@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from brain.backends.redis import rebuild as rebuild_module
+from brain.backends.redis.index import RedisIndexStore, layout_version
 from brain.errors import StoreError
 from brain.keys import recall_base
 from brain.progress import PROGRESS_LOGGER, ProgressEvent
@@ -50,8 +51,10 @@ async def test_an_old_index_is_rebuilt_on_first_use(redis_client: aioredis.Redis
     index = redis_index(redis_client, base, dated=True)
     hits, total = await index.search("咖啡")
     assert [h.doc.id for h in hits] == ["t1"] and total == 1
-    assert await redis_client.hget(f"{base}:stats", "v") == index.analysis.encode()
-    assert not await redis_client.exists(f"{base}:post:我喜欢喝咖啡")
+    assert await redis_client.hget(f"{base}:stats", "v") == layout_version(index.analysis).encode()
+    assert not await redis_client.exists(f"{base}:post:我喜欢喝咖啡") and not await redis_client.exists(
+        f"{base}:len"
+    )
     hits, _ = await index.search("cafe May 2022", tags=["assistant"])
     assert [h.doc.id for h in hits] == ["t2"]
     hits, _ = await index.search("movie on 7 February 2022")
@@ -135,11 +138,11 @@ async def test_an_index_of_analysis_2_is_rebuilt_with_characters(
         old = redis_index(redis_client, base, dated=True)
         await old.add_many(docs)
         assert old.analysis == "2d" and (await old.search("猫"))[1] == 0
-    assert await redis_client.hget(f"{base}:stats", "v") == b"2d"
+    assert await redis_client.hget(f"{base}:stats", "v") == b"2d/p2"
     index = redis_index(redis_client, base, dated=True)
     hits, total = await index.search("猫")
     assert [h.doc.id for h in hits] == ["t1"] and total == 1
-    assert await redis_client.hget(f"{base}:stats", "v") == b"3d"
-    assert await redis_client.zscore(f"{base}:post:茶", "t2") == 1
+    assert await redis_client.hget(f"{base}:stats", "v") == b"3d/p2"
+    assert isinstance(index.store, RedisIndexStore) and (await index.store.postings("茶"))["t2"] == 1
     assert [h.doc.id for h in (await index.search("绿茶"))[0]] == ["t2"]
     assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []

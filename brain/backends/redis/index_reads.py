@@ -1,0 +1,198 @@
+"""Read scripts of a search index namespace in Redis (`brain.backends.redis.index`), over the packed layout
+of `brain.backends.redis.index_scripts`: documents by id, BM25 ranking, the ids a filter allows, ids by time.
+"""
+
+from __future__ import annotations
+
+from brain.backends.redis.index_scripts import COMMON, ID_OF
+
+__all__ = ["ALLOWED", "BY_TIME", "DOCS", "SEARCH"]
+
+DOCS = """
+-- KEYS: docs; ARGV: ids. Returns each id's record, or false for an id that is not there.
+local base = string.sub(KEYS[1], 1, #KEYS[1] - 5)
+local out = {}
+for i, id in ipairs(ARGV) do
+  local num = redis.call('HGET', base .. ':num', id)
+  out[i] = num and redis.call('HGET', KEYS[1], num) or false
+end
+return out
+"""
+
+_TIMED = """
+-- (after COMMON and ID_OF) The live numbers timed within [t0, t1] with their times.
+local function timed(t0, t1)
+  local lens, times = redis.call('GET', key('lens')) or '', redis.call('GET', key('ts')) or ''
+  local out = {}
+  for _, entry in ipairs(live(lens, times)) do
+    if entry[2] >= t0 and entry[2] <= t1 then out[#out + 1] = entry end
+  end
+  return out
+end
+"""
+
+ALLOWED = (
+    COMMON
+    + ID_OF
+    + _TIMED
+    + """
+-- KEYS: docs; ARGV: start, end ('' for an open end of an undated filter: no time filter), tags... Returns
+-- the ids carrying one of the tags (any, without tags) and timed within [start, end] (any, undated).
+local dated = ARGV[1] ~= ''
+local wanted = {}
+for i = 3, #ARGV do wanted[#wanted + 1] = redis.call('GET', key('tag:' .. ARGV[i])) or '' end
+local out = {}
+if dated then
+  for _, entry in ipairs(timed(tonumber(ARGV[1]), tonumber(ARGV[2]))) do
+    local ok = #wanted == 0
+    for _, bits in ipairs(wanted) do if bit_set(bits, entry[1]) then ok = true; break end end
+    if ok then out[#out + 1] = id_of(entry[1]) end
+  end
+  return out
+end
+local seen = {}
+for _, bits in ipairs(wanted) do
+  for i = 1, #bits do
+    local b = byte(bits, i)
+    if b > 0 then
+      for j = 0, 7 do
+        local num = (i - 1) * 8 + j
+        if not seen[num] and bit_set(bits, num) then seen[num] = true; out[#out + 1] = id_of(num) end
+      end
+    end
+  end
+end
+return out
+"""
+)
+
+BY_TIME = (
+    COMMON
+    + ID_OF
+    + _TIMED
+    + """
+-- KEYS: docs; ARGV: start, end. Returns the ids timed within [start, end], newest first (equal times: the
+-- greatest id first).
+local found = timed(tonumber(ARGV[1]), tonumber(ARGV[2]))
+table.sort(found, function(x, y)
+  if x[2] == y[2] then return id_of(x[1]) > id_of(y[1]) end
+  return x[2] > y[2]
+end)
+local out = {}
+for i, entry in ipairs(found) do out[i] = id_of(entry[1]) end
+return out
+"""
+)
+
+SEARCH = (
+    COMMON
+    + ID_OF
+    + """
+-- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit,
+-- analysis, and optionally the terms' weights 'wa wb ...' (1 each when absent). Returns
+-- {total, id, score, ...}, or {-1} when the index was built by another analysis.
+if not current(ARGV[10], false) then return {-1} end
+local weights = {}
+for w in string.gmatch(ARGV[11] or '', '%S+') do weights[#weights + 1] = tonumber(w) end
+local per_term, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local t0, t1, offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
+if n == 0 then return {0} end
+local avg = tonumber(redis.call('HGET', key('stats'), 'total') or '0') / n
+local lens = redis.call('GET', key('lens')) or ''
+local scores, order = {}, {}
+local t = 0
+for term in string.gmatch(ARGV[1], '%S+') do
+  t = t + 1
+  local held = redis.call('HGET', key('post'), term)
+  if held then
+    local df = #held / 5
+    local idf = (weights[t] or 1) * math.log(1 + (n - df + 0.5) / (df + 0.5))
+    local take = per_term > 0 and per_term or df + per_term  -- as a sorted set's range 0 .. per_term - 1
+    local all, least, room = take >= df, 256, 0  -- else: every tf above `least`, and `room` of it
+    if not all and take > 0 then
+      local counts = {}
+      for i = 5, #held, 5 do local tf = byte(held, i); counts[tf] = (counts[tf] or 0) + 1 end
+      local above = 0
+      for tf = 255, 1, -1 do
+        local c = counts[tf]
+        if c then
+          if above + c >= take then least, room = tf, take - above; break end
+          above = above + c
+        end
+      end
+    end
+    for i = #held - 4, 1, -5 do  -- the latest added first: they win ties at `least`
+      local a, c, d, e, tf = byte(held, i, i + 4)
+      local use = all or tf > least
+      if not use and tf == least and room > 0 then use = true; room = room - 1 end
+      if use then
+        local num = ((a * 256 + c) * 256 + d) * 256 + e
+        local hi, lo = byte(lens, 2 * num - 1, 2 * num)
+        local len = avg
+        if hi and (hi > 0 or lo > 0) then len = hi * 256 + lo - 1 end
+        local s = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg))
+        if scores[num] == nil then order[#order + 1] = num; scores[num] = s
+        else scores[num] = scores[num] + s end
+      end
+    end
+  end
+end
+local tags = {}
+for tag in string.gmatch(ARGV[2], '%S+') do tags[#tags + 1] = redis.call('GET', key('tag:' .. tag)) or '' end
+local timed = t0 > -1e300 or t1 < 1e300
+local times = timed and (redis.call('GET', key('ts')) or '') or ''
+local function before(x, y)  -- whether hit x ranks before hit y: higher score, then smaller id
+  if x[2] == y[2] then return id_of(x[1]) < id_of(y[1]) end
+  return x[2] > y[2]
+end
+local k, total, kept = offset + limit, 0, {}  -- `kept`: the best k so far, a heap with the last at its root
+local function sift(i)
+  local size = #kept
+  while true do
+    local l, r, m = 2 * i, 2 * i + 1, i
+    if l <= size and before(kept[m], kept[l]) then m = l end
+    if r <= size and before(kept[m], kept[r]) then m = r end
+    if m == i then return end
+    kept[i], kept[m] = kept[m], kept[i]
+    i = m
+  end
+end
+for _, num in ipairs(order) do
+  local ok = true
+  if timed then
+    local ts = 0
+    if #times >= 8 * num then ts = struct.unpack('>d', times, 8 * (num - 1) + 1) end
+    ok = ts >= t0 and ts <= t1
+  end
+  if ok and #tags > 0 then
+    ok = false
+    for _, bits in ipairs(tags) do
+      if bit_set(bits, num) then ok = true; break end
+    end
+  end
+  if ok then
+    total = total + 1
+    local hit = {num, scores[num]}
+    if #kept < k then
+      kept[#kept + 1] = hit
+      local i = #kept
+      while i > 1 and before(kept[math.floor(i / 2)], kept[i]) do
+        local p = math.floor(i / 2)
+        kept[i], kept[p] = kept[p], kept[i]
+        i = p
+      end
+    elseif k > 0 and before(hit, kept[1]) then
+      kept[1] = hit
+      sift(1)
+    end
+  end
+end
+table.sort(kept, before)
+local out = {total}
+for i = offset + 1, #kept do
+  out[#out + 1] = id_of(kept[i][1]); out[#out + 1] = tostring(kept[i][2])
+end
+return out
+"""
+)
