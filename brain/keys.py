@@ -46,6 +46,8 @@ __all__ = [
     "encode_id",
     "erasure_key",
     "fact_dead_letters_key",
+    "fact_overflow_key",
+    "fact_queue_counts_key",
     "fact_queue_key",
     "fact_tries_key",
     "facts_base",
@@ -252,6 +254,19 @@ def fact_tries_key(prefix: str) -> str:
     """The hash of how many times each chat's pending batch failed with a malformed reply
     (`queue_chat_field` -> count), in the queue stream's slot."""
     return f"{fact_queue_key(prefix)}:tries"
+
+
+def fact_overflow_key(prefix: str) -> str:
+    """The hash of the chats whose turns came while the fact queue was full (`queue_chat_field` -> "<upto>
+    <user b64> <chat b64>", one per chat, the highest `upto`), moved into the stream as room frees up; in the
+    queue stream's slot."""
+    return f"{fact_queue_key(prefix)}:overflow"
+
+
+def fact_queue_counts_key(prefix: str) -> str:
+    """The hash of the fact queue's counters (`deferred`, `dropped`, `dead_trimmed`: how often the bounds
+    acted, since the deployment began), in the queue stream's slot."""
+    return f"{fact_queue_key(prefix)}:counts"
 
 
 def queue_chat_field(user_id: str | bytes, chat_id: str | bytes | None = None) -> str:

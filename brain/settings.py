@@ -228,6 +228,22 @@ class FactSettings(BaseModel):
         le=100,
         description="tries of a batch whose reply is malformed before it is parked as a dead letter",
     )
+    queue_max_len: int = Field(
+        10_000,
+        ge=1,
+        description="entries the fact queue holds per deployment; beyond, each chat's turns wait coalesced "
+        "(one record per chat, at most as many chats again) until room frees up, and are dropped (counted) "
+        "past that",
+    )
+    dead_letters_max: int = Field(
+        1_000, ge=1, description="dead letters kept per deployment; beyond, the oldest go (counted)"
+    )
+    audit_max_events: int = Field(
+        10_000,
+        ge=1,
+        description="audit events kept per user, at least (the oldest are trimmed in whole stream nodes, of "
+        "100 events by default); a change whose event was trimmed can no longer be rolled back",
+    )
     candidate_depth: int = Field(
         50, ge=1, le=1_000, description="facts read from each of the lexical and vector rankings per new fact"
     )

@@ -19,7 +19,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from brain.errors import InputError, NotFoundError
 from brain.memory.erasure import ErasureReport
-from brain.memory.facts import AuditEvent, Fact
+from brain.memory.facts import AuditEvent, Fact, trimmed_event
 from brain.memory.graph import render
 from brain.memory.steps import is_step
 from brain.memory.tiers import Tiers
@@ -278,7 +278,8 @@ class MemoryService:
         for an event it does not see, as for one that does not exist."""
         ticket = await self._ticket(scope)
         if not any(e.id == event_id for e in await self.history(scope)):
-            raise NotFoundError("there is no memory event with this event_id")
+            trimmed = trimmed_event(event_id, await self.tiers.facts.history(scope.user))
+            raise NotFoundError(trimmed or "there is no memory event with this event_id")
         with fence.holding(ticket):
             return await self.tiers.rollback(scope.user, event_id, actor=scope.actor)
 

@@ -25,7 +25,7 @@ from brain.storage.facts import (
     key_tag,
 )
 
-__all__ = ["AuditEntry", "AuditEvent", "Fact", "FactMemory", "fact_hash", "held_at"]
+__all__ = ["AuditEntry", "AuditEvent", "Fact", "FactMemory", "fact_hash", "held_at", "trimmed_event"]
 
 
 class FactMemory:
@@ -217,9 +217,10 @@ class FactMemory:
     async def rollback(self, user_id: str | bytes, event_id: str, *, actor: str = "") -> list[AuditEvent]:
         """Undo one change, itself audited (ROLLBACK events, returned): an ADD retires the fact, an UPDATE
         retires the new fact and restores the old one, a DELETE restores the fact."""
-        event = next((e for e in await self.history(user_id) if e.id == event_id), None)
+        events = await self.history(user_id)
+        event = next((e for e in events if e.id == event_id), None)
         if event is None:
-            raise InputError(f"there is no fact event {event_id!r}")
+            raise InputError(trimmed_event(event_id, events) or f"there is no fact event {event_id!r}")
         await self.undo(user_id, event, actor=actor)
         return [e for e in await self.history(user_id) if e.event == "ROLLBACK" and e.undoes == event_id]
 
@@ -250,3 +251,21 @@ class FactMemory:
 
     async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
         await self.store.set_progress(user_id, chat_id, upto)
+
+
+def trimmed_event(event_id: str, events: Sequence[AuditEvent]) -> str | None:
+    """When `event_id`, not among the user's audit `events` (oldest first), is older than the oldest one
+    kept, so trimmed from the audit trail (`memory.facts.audit_max_events`; or erased with its fact): the
+    error message saying it can no longer be rolled back. None otherwise (an unknown event). Pure."""
+
+    def order(eid: str) -> tuple[int, int] | None:
+        ms, dash, seq = eid.partition("-")
+        return (int(ms), int(seq)) if dash and ms.isdigit() and seq.isdigit() else None
+
+    asked, oldest = order(event_id), order(events[0].id) if events else None
+    if asked is None or oldest is None or asked >= oldest:
+        return None
+    return (
+        f"event {event_id!r} is older than every event the audit trail keeps (memory.facts."
+        "audit_max_events): it was trimmed, and a change whose event was trimmed cannot be rolled back"
+    )

@@ -9,7 +9,7 @@ from brain.errors import NotFoundError
 from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.llm.protocol import Embed, embed_one
 from brain.llm.rerank import Rerank
-from brain.memory.facts import AuditEvent, FactMemory
+from brain.memory.facts import AuditEvent, FactMemory, trimmed_event
 from brain.memory.graph import GraphMemory
 from brain.memory.procedures import Procedures
 from brain.search.analysis import Fusion
@@ -87,9 +87,10 @@ class Tiers:
     async def rollback(self, user_id: str | bytes, event_id: str, *, actor: str = "") -> AuditEvent:
         """Undo one audited change of fact or graph memory (itself audited); the event undone.
         `NotFoundError` when the user has no such event."""
-        event = next((e for e in await self.facts.history(user_id) if e.id == event_id), None)
+        events = await self.facts.history(user_id)
+        event = next((e for e in events if e.id == event_id), None)
         if event is None:
-            raise NotFoundError(f"there is no memory event {event_id!r}")
+            raise NotFoundError(trimmed_event(event_id, events) or f"there is no memory event {event_id!r}")
         if event.subject == "relation":
             await self.graph.rollback(user_id, event, actor=actor)
         else:

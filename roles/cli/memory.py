@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from brain.backends.redis import RedisBackend
-from brain.backends.redis.stats import storage_costs
+from brain.backends.redis.stats import storage_report
 from brain.errors import InputError
 from brain.memory.transfer import export_conversation, parse_export
 from brain.message import Message
@@ -144,13 +144,18 @@ async def _stats(runtime: Runtime, user: str | None) -> int:
     if not isinstance(runtime.backend, RedisBackend):
         raise InputError("storage statistics read Redis; this runtime keeps memory elsewhere")
     print("counting every key (a full scan) ...", file=sys.stderr)
-    costs = await storage_costs(runtime.backend, user)
-    total = sum(c.bytes for c in costs) or 1
+    report = await storage_report(runtime.backend, user)
+    total = report.bytes or 1
     print(f"{'memory':<20} {'keys':>10} {'bytes':>14} {'share':>7}")
-    for cost in costs:
+    for cost in report.families:
         print(f"{cost.family:<20} {cost.keys:>10,} {cost.bytes:>14,} {cost.bytes / total:>7.1%}")
-    keys, size = sum(c.keys for c in costs), sum(c.bytes for c in costs)
-    print(f"{'total':<20} {keys:>10,} {size:>14,}" + (f"   user {user!r}" if user else ""))
+    print(f"{'total':<20} {report.keys:>10,} {report.bytes:>14,}" + (f"   user {user!r}" if user else ""))
+    q = report.queue
+    print(
+        f"fact queue: {q.backlog:,} of {q.max_len:,} entries ({q.pending:,} being worked on), {q.overflow:,} "
+        f"chats waiting outside it; {q.deferred:,} turns deferred and {q.dropped:,} dropped at the bound; "
+        f"{q.dead:,} dead letters of {q.dead_letters_max:,}, {q.dead_trimmed:,} trimmed"
+    )
     return 0
 
 

@@ -26,6 +26,7 @@ from roles.assistant import Assistant
 from roles.failures import answer, invalid_fields
 from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
 from roles.http.routes import router
+from roles.http.stats import stats_router
 from roles.mcp_server import build_mcp
 from roles.service import MemoryService, Scope
 
@@ -71,6 +72,7 @@ def create_app(
 
     app.router.routes.append(Route("/mcp", endpoint=_Late(holder), methods=["GET", "POST", "DELETE"]))
     app.include_router(router)
+    app.include_router(stats_router)
 
     @app.exception_handler(Refusal)
     async def refused(_: Request, exc: Refusal) -> JSONResponse:

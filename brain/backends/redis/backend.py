@@ -45,6 +45,9 @@ class RedisBackend:
         erase_fence_seconds: int = 604_800,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1_000,
+        queue_max_len: int = 10_000,
+        dead_letters_max: int = 1_000,
+        audit_max_events: int = 10_000,
     ) -> None:
         self.client, self.prefix, self.name = client, prefix, name
         self.fencing = fencing = Fencing(
@@ -60,9 +63,11 @@ class RedisBackend:
             erasure=self.erasure,
         )
         self.core = RedisCoreBlockStore(client, prefix=prefix, fencing=fencing)
-        self.facts = RedisFactStore(client, prefix=prefix, fencing=fencing)
+        self.facts = RedisFactStore(client, prefix=prefix, fencing=fencing, audit_max_events=audit_max_events)
         self.graph = RedisGraphStore(client, prefix=prefix, fencing=fencing)
-        self.queue = RedisFactQueue(client, prefix=prefix, fencing=fencing)
+        self.queue = RedisFactQueue(
+            client, prefix=prefix, fencing=fencing, max_len=queue_max_len, dead_letters_max=dead_letters_max
+        )
         self.api_keys = RedisApiKeyStore(client, prefix=prefix)
         self.usage = RedisUsageStore(client, prefix=prefix, fencing=fencing)
         self._index_scripts = IndexScripts(client)
@@ -70,7 +75,7 @@ class RedisBackend:
 
     @classmethod
     def for_settings(cls, client: RedisClient, settings: Settings, *, name: str = "redis") -> RedisBackend:
-        """The backend as `settings` configure it (key prefix, chat expiry, message size)."""
+        """The backend as `settings` configure it (key prefix, chat expiry, message size, bounds)."""
         return cls(
             client,
             prefix=settings.redis.key_prefix,
@@ -80,6 +85,9 @@ class RedisBackend:
             erase_fence_seconds=settings.memory.erase_fence_seconds,
             wait_replicas=settings.redis.wait_replicas,
             wait_timeout_ms=settings.redis.wait_timeout_ms,
+            queue_max_len=settings.memory.facts.queue_max_len,
+            dead_letters_max=settings.memory.facts.dead_letters_max,
+            audit_max_events=settings.memory.facts.audit_max_events,
         )
 
     def index(self, base: str) -> RedisIndexStore:

@@ -42,7 +42,7 @@ if ARGV[7] ~= '' then index_add(ARGV[1], ARGV[8], ARGV[9], ARGV[10], ARGV[11], A
 redis.call('INCR', base .. ':gen')
 local entry = {'fact_id', ARGV[1], 'old_text', old_text}
 for i = 14, #ARGV do entry[#entry + 1] = ARGV[i] end
-redis.call('XADD', audit, '*', unpack(entry))
+local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
 return {'', old_text}
 """
 )
@@ -61,7 +61,7 @@ if redis.call('HGET', hashes, fact['hash']) == ARGV[1] then redis.call('HDEL', h
 changed()
 local entry = {'fact_id', ARGV[1], 'old_text', fact['text']}
 for i = 3, #ARGV do entry[#entry + 1] = ARGV[i] end
-redis.call('XADD', audit, '*', unpack(entry))
+local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
 return 1
 """
 )
@@ -81,7 +81,7 @@ redis.call('HSET', hashes, fact['hash'], ARGV[1])
 changed()
 local entry = {'fact_id', ARGV[1], 'new_text', fact['text']}
 for i = 2, #ARGV do entry[#entry + 1] = ARGV[i] end
-redis.call('XADD', audit, '*', unpack(entry))
+local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
 return 1
 """
 )
@@ -110,7 +110,7 @@ end
 changed()
 local entry = {'fact_id', ARGV[1]}
 for i = 4, #ARGV do entry[#entry + 1] = ARGV[i] end
-redis.call('XADD', audit, '*', unpack(entry))
+local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
 return 1
 """
 )

@@ -37,9 +37,16 @@ def audit_pairs(entry: AuditEntry, *own: str) -> list[str]:
 class RedisFactStore:
     """A `FactStore` over an injected client."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain", fencing: Fencing | None = None) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        fencing: Fencing | None = None,
+        audit_max_events: int = 10_000,
+    ) -> None:
         self._client = client
-        self.prefix = prefix
+        self.prefix, self.audit_max_events = prefix, audit_max_events
         self._fencing = fencing or Fencing(client, prefix)
         self._add = TracedScript(client.register_script(fenced(ADD)), "facts.add")
         self._retire = TracedScript(client.register_script(fenced(RETIRE)), "facts.retire")
@@ -60,7 +67,8 @@ class RedisFactStore:
         """A fact script on the user's keys (or `keys`), its refusals as our errors; `what` names the
         work, `args[0]` the fact (`args[3]` the one an add replaces)."""
         try:
-            return await self._fencing.call(script, keys or self._keys(user_id), args, user_id)
+            capped = [*args, self.audit_max_events]  # the scripts' last ARGV: XADD MAXLEN ~ of the audit
+            return await self._fencing.call(script, keys or self._keys(user_id), capped, user_id)
         except Refused as exc:
             if exc.code == "BRAIN_MISSING":
                 missing = args[3] if script is self._add else args[0]

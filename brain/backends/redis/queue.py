@@ -1,81 +1,83 @@
 """`RedisFactQueue`: the queue of turns waiting for fact extraction as one Redis Stream per deployment
 (`brain.keys.fact_queue_key`) and a consumer group, so any number of workers share the work; beside it, in
-the same slot, the dead letters (`fact_dead_letters_key`: id -> JSON record, ids base64 in it) and each
-chat's tries (`fact_tries_key`: `queue_chat_field` -> count)."""
+the same slot, the dead letters (`fact_dead_letters_key`: id -> JSON record, ids base64 in it), each chat's
+tries (`fact_tries_key`: `queue_chat_field` -> count), the chats waiting while the stream is full
+(`fact_overflow_key`) and the counters of the bounds (`fact_queue_counts_key`): see
+`brain.backends.redis.queue_scripts`."""
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Sequence
 from typing import Any, cast
 
+from brain.backends.redis import queue_records as stored
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.fence import Fencing, fenced
+from brain.backends.redis.queue_records import QueueCounters
+from brain.backends.redis.queue_scripts import DONE, PARK, PUSH, REFILL, REQUEUE, TRIED
 from brain.errors import ErasedError, StoreError
 from brain.keys import (
     erasure_key,
     fact_dead_letters_key,
+    fact_overflow_key,
+    fact_queue_counts_key,
     fact_queue_key,
     fact_tries_key,
     queue_chat_field,
     raw_id,
-    readable_id,
 )
 from brain.search.filters import text
 from brain.storage import fence
 from brain.storage.queue import DeadLetter, QueueEntry, dead_letter, entry_order
 from brain.telemetry import TracedScript
 
-__all__ = ["RedisFactQueue"]
+__all__ = ["QueueCounters", "RedisFactQueue"]
 
 GROUP = "facts"
-
-# KEYS: dead letters, stream, tries; ARGV: group, letter id, record, tries field, entry ids...
-_PARK = """
-redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-for i = 5, #ARGV do
-  redis.call('XACK', KEYS[2], ARGV[1], ARGV[i])
-  redis.call('XDEL', KEYS[2], ARGV[i])
-end
-redis.call('HDEL', KEYS[3], ARGV[4])
-return 1
-"""
-
-# KEYS: tries; ARGV: field
-_TRIED = "return redis.call('HINCRBY', KEYS[1], ARGV[1], 1)"
-
-# KEYS: dead letters, stream, tries; ARGV: per letter, its id, user, chat, upto, tries field
-_REQUEUE = """
-local count = 0
-for i = 1, #ARGV, 5 do
-  if redis.call('HDEL', KEYS[1], ARGV[i]) == 1 then
-    redis.call('XADD', KEYS[2], '*', 'user', ARGV[i + 1], 'chat', ARGV[i + 2], 'upto', ARGV[i + 3])
-    redis.call('HDEL', KEYS[3], ARGV[i + 4])
-    count = count + 1
-  end
-end
-return count
-"""
+_PAGE = 500
 
 
 class RedisFactQueue:
-    """A `FactQueue`: push turns on the reply path (one XADD); read, reclaim and acknowledge them in
-    workers."""
+    """A `FactQueue`: push turns on the reply path (one script); read, reclaim and acknowledge them in
+    workers. Bounded: at most `max_len` entries, then chats wait coalesced in the overflow (at most
+    `max_len` chats), and at most `dead_letters_max` dead letters (`brain.backends.redis.queue_scripts`)."""
 
-    def __init__(self, client: RedisClient, *, prefix: str = "brain", fencing: Fencing | None = None) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        prefix: str = "brain",
+        fencing: Fencing | None = None,
+        max_len: int = 10_000,
+        dead_letters_max: int = 1_000,
+    ) -> None:
         self._client, self.prefix = client, prefix
+        self.max_len, self.dead_letters_max = max_len, dead_letters_max
         self.key = fact_queue_key(prefix)
         self.dead_key, self.tries_key = fact_dead_letters_key(prefix), fact_tries_key(prefix)
+        self.overflow_key, self.counts_key = fact_overflow_key(prefix), fact_queue_counts_key(prefix)
         self._fencing = fencing or Fencing(client, prefix)
-        self._park = TracedScript(client.register_script(fenced(_PARK)), "queue.park")
-        self._tried = TracedScript(client.register_script(fenced(_TRIED)), "queue.tried")
-        self._requeue = TracedScript(client.register_script(_REQUEUE), "queue.requeue")
+        self._push = TracedScript(client.register_script(PUSH), "queue.push")
+        self._done = TracedScript(client.register_script(DONE), "queue.done")
+        self._refill = TracedScript(client.register_script(REFILL), "queue.refill")
+        self._park = TracedScript(client.register_script(fenced(PARK)), "queue.park")
+        self._tried = TracedScript(client.register_script(fenced(TRIED)), "queue.tried")
+        self._requeue = TracedScript(client.register_script(REQUEUE), "queue.requeue")
         self._group_ready = False
 
     async def push(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
-        fields = {"user": raw_id(user_id, "user_id"), "chat": raw_id(chat_id, "chat_id"), "upto": upto}
-        await self._client.xadd(self.key, fields)  # type: ignore[arg-type]
+        """One entry; when the stream is full (or chats already wait), the chat's record in the overflow
+        instead (counted `deferred`); with the overflow full too, nothing (counted `dropped`)."""
+        user, chat = raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id")
+        args = [
+            self.max_len,
+            user,
+            chat,
+            upto,
+            queue_chat_field(user, chat),
+            stored.waiting(user, chat, upto),
+        ]
+        await self._push(keys=[self.key, self.overflow_key, self.counts_key], args=args)
 
     async def ensure_group(self) -> None:
         if self._group_ready:
@@ -94,7 +96,7 @@ class RedisFactQueue:
             list[Any],
             await self._client.xreadgroup(GROUP, consumer, {self.key: ">"}, count=count, block=block_ms),
         )
-        return [e for _, entries in reply or [] for e in _entries(entries)]
+        return [e for _, entries in reply or [] for e in stored.entries(entries)]
 
     async def reclaim(self, consumer: str, min_idle_ms: int, count: int) -> list[QueueEntry]:
         """Entries another consumer took and left unacknowledged for `min_idle_ms`, now `consumer`'s."""
@@ -102,14 +104,35 @@ class RedisFactQueue:
         reply = await self._client.xautoclaim(
             self.key, GROUP, consumer, min_idle_ms, start_id="0-0", count=count
         )
-        return _entries(reply[1])
+        return stored.entries(reply[1])
 
     async def done(self, ids: list[str]) -> int:
-        """Acknowledge and drop entries (whose turns were applied, or erased); how many were dropped."""
-        if not ids:
-            return 0
-        await self._client.xack(self.key, GROUP, *ids)
-        return int(await self._client.xdel(self.key, *ids))
+        """Acknowledge and drop entries (whose turns were applied, or erased); how many were dropped. Then,
+        when chats wait in the overflow and the stream has room, they move in (as many as fit)."""
+        await self.ensure_group()
+        gone, refill = await self._done(keys=[self.key, self.overflow_key], args=[GROUP, self.max_len, *ids])
+        if int(refill):
+            await self._move_waiting()
+        return int(gone)
+
+    async def _move_waiting(self) -> int:
+        """Chats from the overflow into the stream, in HSCAN order, while there is room; how many."""
+        moved, cursor = 0, 0
+        while True:
+            cursor, page = cast(
+                tuple[int, dict[Any, Any]], await self._client.hscan(self.overflow_key, cursor, count=_PAGE)
+            )
+            args: list[Any] = [self.max_len]
+            for field, record in page.items():
+                user, chat = stored.waiter(record)
+                args += [field, user, chat]
+            if len(args) > 1:
+                done = int(await self._refill(keys=[self.key, self.overflow_key], args=args))
+                moved += done
+                if done < (len(args) - 1) // 3:
+                    return moved  # the stream is full again (or a record went meanwhile)
+            if not cursor:
+                return moved
 
     async def drop(self, user_id: str | bytes, chat_id: str | bytes | None = None) -> int:
         """Drop every entry of `user_id` (of one chat with `chat_id`), read or not, and its dead letters and
@@ -117,21 +140,24 @@ class RedisFactQueue:
         finds the chat gone and applies nothing. A full XRANGE and HSCANs: not for hot paths."""
         user = raw_id(user_id, "user_id")
         chat = raw_id(chat_id, "chat_id") if chat_id is not None else None
-        dead = [d.id for d in await self._letters() if _names_letter(d, user, chat)]
+        dead = [d.id for d in await self._letters() if stored.names_letter(d, user, chat)]
         dropped = int(await self._client.hdel(self.dead_key, *dead)) if dead else 0
         if chat is not None:
             await self._client.hdel(self.tries_key, queue_chat_field(user, chat))
+            dropped += int(await self._client.hdel(self.overflow_key, queue_chat_field(user, chat)))
         else:
             match = queue_chat_field(user) + "*"
-            fields = [f async for f, _ in self._client.hscan_iter(self.tries_key, match=match, count=1_000)]
-            if fields:
-                await self._client.hdel(self.tries_key, *fields)
+            for key in (self.tries_key, self.overflow_key):
+                fields = [f async for f, _ in self._client.hscan_iter(key, match=match, count=1_000)]
+                if fields:
+                    removed = int(await self._client.hdel(key, *fields))
+                    dropped += removed if key == self.overflow_key else 0
         start = "-"
         while True:
             page = cast(list[Any], await self._client.xrange(self.key, min=start, count=1_000))
             if not page:
                 return dropped
-            mine = [text(eid) for eid, fields in page if _names(fields, user, chat)]
+            mine = [text(eid) for eid, fields in page if stored.names(fields, user, chat)]
             if mine:
                 await self.ensure_group()  # the stream may never have been read by a worker
                 dropped += await self.done(mine)
@@ -157,8 +183,15 @@ class RedisFactQueue:
         letter = dead_letter(entries, reason, attempts)
         await self.ensure_group()
         field = queue_chat_field(letter.user_id, letter.chat_id)
-        args = [GROUP, letter.id, _record(letter), field, *(e.id for e in entries)]
-        keys = [self.dead_key, self.key, self.tries_key]
+        args = [
+            GROUP,
+            letter.id,
+            stored.record(letter),
+            field,
+            self.dead_letters_max,
+            *(e.id for e in entries),
+        ]
+        keys = [self.dead_key, self.key, self.tries_key, self.counts_key]
         await self._fencing.call(self._park, keys, args, letter.user_id)
         await self._undo_if_erased(letter.user_id, self.dead_key, letter.id)
         return letter
@@ -176,30 +209,39 @@ class RedisFactQueue:
 
     async def parked(self, limit: int = 100, user_id: str | bytes | None = None) -> list[DeadLetter]:
         user = raw_id(user_id, "user_id") if user_id is not None else None
-        found = [d for d in await self._letters() if user is None or _names_letter(d, user, None)]
+        found = [d for d in await self._letters() if user is None or stored.names_letter(d, user, None)]
         return sorted(found, key=lambda d: (d.at, entry_order(d.id)))[: max(limit, 0)]
 
     async def dead(self) -> int:
         return int(await self._client.hlen(self.dead_key))
 
     async def requeue(self, ids: Sequence[str] | None = None) -> int:
-        """Each letter's entry added and the letter removed in one script: a letter re-queued by two callers
-        at once is queued once."""
+        """Each letter's entry added (or its chat's record in the overflow, as `push` does) and the letter
+        removed in one script: a letter re-queued by two callers at once is queued once; one that finds
+        the stream and the overflow full stays a letter."""
         letters, wanted = await self._letters(), set(ids or ())
         chosen = letters if ids is None else [d for d in letters if d.id in wanted]
-        args: list[Any] = []
+        args: list[Any] = [self.max_len]
         for d in chosen:
             user, chat = raw_id(d.user_id), raw_id(d.chat_id)
-            args += [d.id, user, chat, d.upto, queue_chat_field(user, chat)]
-        if not args:
+            args += [
+                d.id,
+                user,
+                chat,
+                d.upto,
+                queue_chat_field(user, chat),
+                stored.waiting(user, chat, d.upto),
+            ]
+        if len(args) == 1:
             return 0
-        return int(await self._requeue(keys=[self.dead_key, self.key, self.tries_key], args=args))
+        keys = [self.dead_key, self.key, self.tries_key, self.overflow_key]
+        return int(await self._requeue(keys=keys, args=args))
 
     async def _letters(self) -> list[DeadLetter]:
         """Every dead letter (an HSCAN)."""
         found = []
         async for dead_id, raw in self._client.hscan_iter(self.dead_key, count=1_000):
-            found.append(_letter(text(dead_id), raw))
+            found.append(stored.letter(text(dead_id), raw))
         return found
 
     async def pending(self) -> int:
@@ -212,54 +254,23 @@ class RedisFactQueue:
         """Entries in the stream (read or not, not yet acknowledged and dropped)."""
         return int(await self._client.xlen(self.key))
 
-
-def _fields(fields: dict[Any, Any]) -> dict[str, Any]:
-    return {(k.decode() if isinstance(k, bytes) else k): v for k, v in fields.items()}
-
-
-def _names(fields: dict[Any, Any], user: bytes, chat: bytes | None) -> bool:
-    data = {k: raw_id(v) for k, v in _fields(fields).items()}
-    return data.get("user") == user and (chat is None or data.get("chat") == chat)
-
-
-def _names_letter(letter: DeadLetter, user: bytes, chat: bytes | None) -> bool:
-    return raw_id(letter.user_id) == user and (chat is None or raw_id(letter.chat_id) == chat)
-
-
-def _b64(raw: bytes) -> str:
-    return base64.b64encode(raw).decode()
-
-
-def _record(letter: DeadLetter) -> str:
-    """A dead letter as stored: JSON, the ids in base64 (they may be any bytes)."""
-    data = letter.model_dump(exclude={"id", "user_id", "chat_id"})
-    data |= {"user": _b64(raw_id(letter.user_id)), "chat": _b64(raw_id(letter.chat_id))}
-    return json.dumps(data, ensure_ascii=False)
-
-
-def _letter(dead_id: str, raw: Any) -> DeadLetter:
-    """A stored dead letter; `StoreError` when it cannot be read."""
-    try:
-        data = json.loads(raw)
-        user, chat = (readable_id(base64.b64decode(data.pop(k), validate=True)) for k in ("user", "chat"))
-        return DeadLetter.model_validate({**data, "id": dead_id, "user_id": user, "chat_id": chat})
-    except (ValueError, TypeError, KeyError) as exc:
-        raise StoreError(f"unreadable dead letter {dead_id!r}: {type(exc).__name__}") from None
-
-
-def _entries(raw: list[Any]) -> list[QueueEntry]:
-    out = []
-    for entry_id, fields in raw:
-        if not fields:  # deleted meanwhile
-            continue
-        data = _fields(fields)
-        eid = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-        out.append(
-            QueueEntry(
-                id=eid,
-                user_id=readable_id(data["user"]),
-                chat_id=readable_id(data["chat"]),
-                upto=int(data["upto"]),
-            )
+    async def counters(self) -> QueueCounters:
+        """What waits and how often the bounds acted (the counters since the deployment began)."""
+        pending = await self.pending()
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.xlen(self.key)
+            pipe.hlen(self.overflow_key)
+            pipe.hlen(self.dead_key)
+            pipe.hmget(self.counts_key, ["deferred", "dropped", "dead_trimmed"])
+            backlog, overflow, dead, (deferred, dropped, trimmed) = await pipe.execute()
+        return QueueCounters(
+            backlog=int(backlog),
+            pending=pending,
+            overflow=int(overflow),
+            dead=int(dead),
+            deferred=int(deferred or 0),
+            dropped=int(dropped or 0),
+            dead_trimmed=int(trimmed or 0),
+            max_len=self.max_len,
+            dead_letters_max=self.dead_letters_max,
         )
-    return out

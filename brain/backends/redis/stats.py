@@ -1,6 +1,6 @@
 """What memory costs in Redis, per key family (`brain.keys.key_family`): keys and bytes (`MEMORY USAGE key
-SAMPLES 0`, which reads every element) for one user or for the whole deployment (its key prefix). A full
-scan: for operators and audits, not hot paths."""
+SAMPLES 0`, which reads every element) for one user or for the whole deployment (its key prefix), with the
+fact queue's counters (`storage_report`). A full scan: for operators and audits, not hot paths."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from brain.backends.redis.backend import RedisBackend
+from brain.backends.redis.queue_records import QueueCounters
 from brain.keys import key_family
 from brain.search.filters import text
 
-__all__ = ["FamilyCost", "storage_costs"]
+__all__ = ["FamilyCost", "StorageReport", "storage_costs", "storage_report"]
 
 _CHUNK = 500
 
@@ -25,6 +26,29 @@ class FamilyCost(BaseModel):
     family: str
     keys: int
     bytes: int
+
+
+class StorageReport(BaseModel):
+    """What memory costs: per family (most bytes first) and in all, and the deployment's fact queue (its
+    counters are the deployment's even in a user's report: the queue is shared)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    families: tuple[FamilyCost, ...]
+    keys: int
+    bytes: int
+    queue: QueueCounters
+
+
+async def storage_report(backend: RedisBackend, user_id: str | bytes | None = None) -> StorageReport:
+    """`storage_costs` with totals and the fact queue's counters."""
+    costs = await storage_costs(backend, user_id)
+    return StorageReport(
+        families=tuple(costs),
+        keys=sum(c.keys for c in costs),
+        bytes=sum(c.bytes for c in costs),
+        queue=await backend.queue.counters(),
+    )
 
 
 async def storage_costs(backend: RedisBackend, user_id: str | bytes | None = None) -> list[FamilyCost]:

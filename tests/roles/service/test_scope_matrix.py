@@ -9,6 +9,7 @@ writer: another user, with the same agent name), `owner` (ann's user-wide key). 
 - `changes`: 2xx, and writer's memory changed (retired, rolled back, appended to or erased);
 - `shows+changes`: both (e.g. a retired fact in the answer);
 - `hidden`: 2xx, nothing of writer's memory in the answer or the prompt, and writer's memory unchanged;
+- `403`: the route is not for this kind of key (whatever memory it names), and writer's memory unchanged;
 - `404`: not found (nothing says writer's memory exists), and writer's memory unchanged;
 - `409`: refused as a conflict, and writer's memory unchanged;
 - `refused`: an MCP tool error, and writer's memory unchanged.
@@ -76,6 +77,7 @@ MATRIX: dict[tuple[str, str], tuple[str, str, str, str]] = {
     ("get", "/v1/usage"): ("shows", "hidden", "hidden", "hidden"),
     ("get", "/v1/graph"): ("hidden", "hidden", "hidden", "hidden"),
     ("get", "/v1/dead-letters"): ("shows", "hidden", "hidden", "hidden"),
+    ("get", "/v1/stats"): ("403", "403", "403", "hidden"),
 }
 
 # What a route is sent besides its path: a body (with `{export}`: writer's chat exported, its text
@@ -181,7 +183,7 @@ async def _cell(served: Served, method: str, path: str, caller: str) -> tuple[st
     prompts = "\n".join(c.prompt_text for c in served.llm.calls[calls:])
     changed = await _writers_memory(served, planted) != before
     status = response.status_code
-    if status >= 300 and status not in (404, 409):
+    if status >= 300 and status not in (403, 404, 409):
         return f"status {status}", response.text[:200]
     refused = str(status) if status >= 300 else None
     return _seen(refused, _shows(method, path, response, prompts), changed), response.text[:200]
@@ -204,7 +206,7 @@ async def test_every_route_by_every_key_reaches_only_its_scope(served: Served) -
             seen, detail = await _cell(served, method, path, caller)
             assert seen == outcome, (method, path, caller, detail)
             cells += 1
-    assert (len(routes), cells) == (25, 100)
+    assert (len(routes), cells) == (26, 104)
 
 
 async def test_an_agents_erase_leaves_the_shared_facts_and_the_other_agents(served: Served) -> None:
