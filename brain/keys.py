@@ -143,7 +143,8 @@ class ConversationKeys(BaseModel):
 
     @property
     def meta(self) -> str:
-        """Hash: schema version, summary, summary_upto, counters, last_talk, title, usage."""
+        """Hash: schema version, summary, summary_upto, counters, title, usage (and `last_talk` when an
+        older version wrote it: now `pending`)."""
         return f"{self.base}:meta"
 
     @property
@@ -153,7 +154,8 @@ class ConversationKeys(BaseModel):
 
     @property
     def ids(self) -> str:
-        """Hash: message id -> sequence number (1-based), for idempotent appends."""
+        """Hash: message id -> sequence number (1-based), for idempotent appends (32-hex ids packed in
+        buckets: `brain.backends.redis.conversation_scripts`)."""
         return f"{self.base}:ids"
 
     @property
@@ -172,8 +174,13 @@ class ConversationKeys(BaseModel):
         return f"{self.base}:usage"
 
     @property
-    def all(self) -> tuple[str, str, str, str, str, str]:
-        return (self.meta, self.turns, self.ids, self.knowledge, self.hidden, self.usage)
+    def pending(self) -> str:
+        """String: the pending user text of a turn in progress (`last_talk`); deleted when it is done."""
+        return f"{self.base}:pending"
+
+    @property
+    def all(self) -> tuple[str, str, str, str, str, str, str]:
+        return (self.meta, self.turns, self.ids, self.knowledge, self.hidden, self.usage, self.pending)
 
 
 def conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> ConversationKeys:

@@ -1,5 +1,8 @@
 """`ConversationStore` on Redis: a list of turns (never trimmed), an id hash for idempotent appends, a meta
-hash.
+hash, the pending text of a turn in progress.
+
+Records: `brain.backends.redis.conversation_records`; the ids hash and the pending key:
+`brain.backends.redis.conversation_scripts`.
 
 Every operation is one Lua script call on one conversation's hash-tagged keys: one round trip, atomic,
 Cluster-safe. Loading reads the metadata and the newest unsummarized turns only, never the whole past.
@@ -12,9 +15,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
-
 from brain.backends.redis.client import RedisClient, Refused
+from brain.backends.redis.conversation_records import (
+    KNOWLEDGE,
+    bucket_seq,
+    knowledge_record,
+    packed_id,
+    parse,
+    parse_meta,
+    parse_turns,
+    turn_record,
+)
 from brain.backends.redis.conversation_scripts import COMMIT_SUMMARY, HIDE, LOAD, SET_TITLE, WRITE
 from brain.backends.redis.fence import Fencing, RedisErasureStore, fenced
 from brain.errors import ConflictError, ErasedError, InputError, StoreError
@@ -32,7 +43,6 @@ from brain.message import SCHEMA_VERSION, Message
 from brain.storage import fence
 from brain.storage.conversation import (
     Conversation,
-    ConversationMeta,
     StoredState,
     Turn,
     WriteBatch,
@@ -42,25 +52,6 @@ from brain.storage.fence import Ticket
 from brain.telemetry import TracedScript
 
 __all__ = ["RedisMemoryStore"]
-
-
-class _TurnRecord(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    v: int
-    tok: int
-    msg: Message
-
-
-class _KnowledgeRecord(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    v: int
-    msg: Message
-
-
-_TURNS = TypeAdapter(list[_TurnRecord])
-_KNOWLEDGE = TypeAdapter(list[_KnowledgeRecord])
 
 
 class RedisMemoryStore:
@@ -141,16 +132,16 @@ class RedisMemoryStore:
         before = await self._epoch(conv) if cluster else 0
         names = list(keys.all) if cluster else [*keys.all, erasure_key(self.prefix, conv.user_id)]
         found = await self._run(self._load, keys, args, names=names)
-        raw_meta, start, window, knowledge, length, hidden, epoch, existed = found
+        raw_meta, start, window, knowledge, length, hidden, epoch, existed, talk = found
         epoch = int(epoch) if not cluster else before
         if cluster and pending is not None and not int(existed):
             await self._created(conv, before)
         if not raw_meta:
             return StoredState(exists=False, epoch=epoch)
-        meta = _parse_meta(keys, raw_meta, int(length))
+        meta = parse_meta(keys, raw_meta, int(length), talk or None)
         gone = {int(h) for h in hidden}
-        turns = [t for t in _parse_turns(keys.turns, window, int(start)) if t.seq not in gone]
-        records = _parse(_KNOWLEDGE, keys.knowledge, knowledge)
+        turns = [t for t in parse_turns(keys.turns, window, int(start)) if t.seq not in gone]
+        records = parse(KNOWLEDGE, keys.knowledge, knowledge)
         return StoredState(
             exists=True, meta=meta, window=tuple(turns), knowledge=tuple(r.msg for r in records), epoch=epoch
         )
@@ -191,16 +182,16 @@ class RedisMemoryStore:
             len(batch.turns),
         ]
         for message, tokens in batch.turns:
-            record = _TurnRecord(v=SCHEMA_VERSION, tok=tokens, msg=message).model_dump_json().encode()
+            record = turn_record(message, tokens)
             if len(record) > self.max_message_bytes + 4096:
                 raise InputError(
                     f"message {message.id} is {len(message.content.encode())} bytes; "
                     f"memory.max_message_bytes is {self.max_message_bytes}"
                 )
-            args += [message.id, record, tokens]
+            args += [message.id, packed_id(message.id), record, tokens]
         args.append(len(batch.knowledge))
         for message in batch.knowledge:
-            args += [message.id, _KnowledgeRecord(v=SCHEMA_VERSION, msg=message).model_dump_json().encode()]
+            args += [message.id, knowledge_record(message)]
         usage = batch.usage or Usage(prompt_tokens=0, completion_tokens=0)
         args += [batch.calls, usage.prompt_tokens, usage.completion_tokens, len(batch.spent)]
         for row in batch.spent:
@@ -231,12 +222,18 @@ class RedisMemoryStore:
             raw, hidden, *_ = await pipe.execute()
         gone = {int(h) for h in hidden}
         return [
-            replace(t, hidden=True) if t.seq in gone else t for t in _parse_turns(keys.turns, raw, start - 1)
+            replace(t, hidden=True) if t.seq in gone else t for t in parse_turns(keys.turns, raw, start - 1)
         ]
 
     async def seq_of(self, conv: Conversation, message_id: str) -> int | None:
-        seq = await self._client.hget(self.keys(conv).ids, "t:" + message_id)
-        return None if seq is None else int(seq)
+        packed = packed_id(message_id)
+        fields = [message_id[:1], "t:" + message_id] if packed else ["t:" + message_id]
+        found = await self._client.hmget(self.keys(conv).ids, fields)
+        bucket = found[0] if packed else None
+        seq = bucket_seq(bucket if isinstance(bucket, bytes) else None, packed)
+        if seq is None and found[-1] is not None:
+            seq = int(found[-1])
+        return seq
 
     async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:
         keys = self.keys(conv)
@@ -244,7 +241,7 @@ class RedisMemoryStore:
             return []
         first = max(start, 1) - 1
         raw = await self._client.lrange(keys.knowledge, first, first + count - 1)
-        return [r.msg for r in _parse(_KNOWLEDGE, keys.knowledge, cast(list[bytes], raw), first)]
+        return [r.msg for r in parse(KNOWLEDGE, keys.knowledge, cast(list[bytes], raw), first)]
 
     async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
         return int(await self._run(self._hide, self.keys(conv), [self.ttl, *seqs], conv.user_id))
@@ -267,85 +264,3 @@ class RedisMemoryStore:
         metas = [k async for k in self._client.scan_iter(match=pattern, count=1_000)]
         chats = [await self._client.hget(key, "chat_id") for key in metas]
         return [readable_id(c if isinstance(c, bytes) else c.encode()) for c in chats if c is not None]
-
-
-def _parse_meta(keys: ConversationKeys, raw: list[bytes], turn_count: int) -> ConversationMeta:
-    fields = {raw[i].decode(): raw[i + 1] for i in range(0, len(raw), 2)}
-    try:
-        version = int(fields.get("v", b"0"))
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{keys.meta} was written with schema version {version}; this brain-assistant reads up to "
-                f"{SCHEMA_VERSION}: upgrade it"
-            )
-        if version < 1:
-            raise ValueError("no schema version")
-        return ConversationMeta(
-            summary=fields.get("summary", b"").decode(),
-            summary_upto=int(fields.get("summary_upto", b"0")),
-            turn_count=turn_count,
-            window_tokens=int(fields.get("window_tokens", b"0")),
-            version=int(fields.get("version", b"0")),
-            last_talk=fields["last_talk"].decode() if "last_talk" in fields else None,
-            title=fields.get("title", b"").decode(),
-            calls=int(fields.get("usage_calls", b"0")),
-            usage=Usage(
-                prompt_tokens=int(fields.get("usage_prompt_tokens", b"0")),
-                completion_tokens=int(fields.get("usage_completion_tokens", b"0")),
-            ),
-        )
-    except (ValueError, UnicodeDecodeError, ValidationError) as exc:
-        raise StoreError(f"corrupt record in {keys.meta}: {exc}; it was left as it is") from exc
-
-
-# Parsed turn records by their exact bytes. A chat's window is read again on every turn, mostly unchanged;
-# records are immutable and keyed by their whole content, so sharing them between calls and tenants gives
-# each caller exactly what its own bytes hold. Bounded: cleared when full.
-_PARSED: dict[bytes, _TurnRecord] = {}
-_PARSED_MAX = 50_000
-
-
-def _parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
-    records = [_PARSED.get(r) for r in raw]
-    missing = [i for i, r in enumerate(records) if r is None]
-    if missing:
-        try:
-            parsed = _parse(_TURNS, key, [raw[i] for i in missing], offset)
-        except StoreError:
-            _parse(_TURNS, key, raw, offset)  # the same error, naming the record's real index
-            raise
-        if len(_PARSED) + len(parsed) > _PARSED_MAX:
-            _PARSED.clear()
-        for i, record in zip(missing, parsed, strict=True):
-            records[i] = _PARSED[raw[i]] = record
-    return [Turn(offset + i + 1, r.tok, r.msg) for i, r in enumerate(records) if r is not None]
-
-
-def _parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:
-    """Parse all records in one call; on failure, find and name the bad one."""
-    try:
-        records: list[Any] = adapter.validate_json(b"[" + b",".join(raw) + b"]")
-    except (ValidationError, ValueError):
-        for i, item in enumerate(raw):
-            try:
-                adapter.validate_json(b"[" + item + b"]")
-            except (ValidationError, ValueError) as exc:
-                raise StoreError(
-                    f"corrupt record in {key} at index {offset + i}: {_first_error(exc)}; "
-                    "it was left as it is"
-                ) from exc
-        raise StoreError(f"corrupt records in {key}; they were left as they are") from None
-    for i, record in enumerate(records):
-        if record.v > SCHEMA_VERSION:
-            raise StoreError(
-                f"record in {key} at index {offset + i} has schema version {record.v}; "
-                f"this brain-assistant reads up to {SCHEMA_VERSION}: upgrade it"
-            )
-    return records
-
-
-def _first_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        return f"{'.'.join(map(str, err['loc'][1:])) or 'record'}: {err['msg']}"
-    return str(exc)[:200]

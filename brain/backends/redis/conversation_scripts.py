@@ -1,6 +1,13 @@
-"""Lua scripts of the Redis memory store. KEYS are always (meta, turns, ids, knowledge, hidden, usage) of
-one conversation, hash-tagged into one Cluster slot. Errors the store maps: BRAIN_CONFLICT, BRAIN_CORRUPT and
-BRAIN_SCHEMA."""
+"""Lua scripts of the Redis memory store. KEYS are always (meta, turns, ids, knowledge, hidden, usage,
+pending) of one conversation, hash-tagged into one Cluster slot. Errors the store maps: BRAIN_CONFLICT,
+BRAIN_CORRUPT and BRAIN_SCHEMA.
+
+The ids hash: a message id of 32 lowercase hex digits is kept as its 16 bytes and a 4-byte big-endian
+sequence number, appended to the value of the field named by its first hex digit (16 buckets: a small chat's
+hash stays a listpack, a large one's entries cost ~20 bytes each); any other id (and any id an older version
+stored) as field 't:<id>' -> sequence number; knowledge ids as 'k:<id>' -> 0. The
+pending text of a turn in progress (`last_talk`) is a string key of its own, deleted when the turn is done
+(older versions kept it in the meta hash as 'last_talk': read, and removed when next set or cleared)."""
 
 __all__ = ["COMMIT_SUMMARY", "HIDE", "LOAD", "SET_TITLE", "WRITE"]
 
@@ -18,25 +25,28 @@ end
 
 # ARGV: ttl, schema version, user_id, chat_id, pending ('set' or ''), last_talk, now, window_turns,
 #       knowledge_items -> {meta fields, start index, window records, knowledge, length, hidden seqs,
-#       the user's erasure count (0 on Cluster), whether the conversation existed before}
+#       the user's erasure count (0 on Cluster), whether the conversation existed before, pending text
+#       (false: none)}
 # With 'set', last_talk is saved first (creating the conversation): one round trip for a turn's start.
-# A 7th key (standalone servers only) is the user's erasure record: its count is the turn's ticket, read
+# An 8th key (standalone servers only) is the user's erasure record: its count is the turn's ticket, read
 # in the same atomic call that may create the conversation.
 LOAD = (
     """
 local epoch = 0
-if #KEYS > 6 then epoch = tonumber(redis.call('HGET', KEYS[7], 'n') or '0'); table.remove(KEYS, 7) end
+if #KEYS > 7 then epoch = tonumber(redis.call('HGET', KEYS[8], 'n') or '0'); table.remove(KEYS, 8) end
 local existed = redis.call('EXISTS', KEYS[1])
 if ARGV[5] == 'set' then
 """
     + INIT
     + """
-  redis.call('HSET', KEYS[1], 'last_talk', ARGV[6], 'updated_at', ARGV[7])
+  redis.call('SET', KEYS[7], ARGV[6])
+  redis.call('HDEL', KEYS[1], 'last_talk')
+  redis.call('HSET', KEYS[1], 'updated_at', ARGV[7])
   redis.call('HINCRBY', KEYS[1], 'version', 1)
 end
 local meta, turns, knowledge = KEYS[1], KEYS[2], KEYS[4]
 local m = redis.call('HGETALL', meta)
-if #m == 0 then return {{}, 0, {}, {}, 0, {}, epoch, existed} end
+if #m == 0 then return {{}, 0, {}, {}, 0, {}, epoch, existed, false} end
 local upto = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
 if not upto then return redis.error_reply('BRAIN_CORRUPT summary_upto is not a number') end
 local len = redis.call('LLEN', turns)
@@ -46,27 +56,51 @@ local k = {}
 if tonumber(ARGV[9]) > 0 then k = redis.call('LRANGE', knowledge, -tonumber(ARGV[9]), -1) end
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
-return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5]), epoch, existed}
+return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5]), epoch, existed, redis.call('GET', KEYS[7])}
 """
 )
 
 # ARGV: ttl, schema version, user_id, chat_id, last_talk op (set/clear/""), last_talk, now,
-#       n, n x (id, record, tokens), k, k x (id, record), usage calls, prompt tokens, completion tokens
+#       n, n x (id, packed id (16 bytes, '' for an id that is not 32 hex digits), record, tokens),
+#       k, k x (id, record), usage calls, prompt tokens, completion tokens
 #       -> {version, added, window_tokens, length, seqs...}
 WRITE = (
     INIT
     + """
 local meta, turns, ids, knowledge = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local function seq_of(id, packed)
+  if packed ~= '' then
+    local bucket = redis.call('HGET', ids, string.sub(id, 1, 1))
+    local at = 1
+    while bucket do
+      local p = string.find(bucket, packed, at, true)
+      if not p then break end
+      if (p - 1) % 20 == 0 then
+        local a, b, c, d = string.byte(bucket, p + 16, p + 19)
+        return ((a * 256 + b) * 256 + c) * 256 + d
+      end
+      at = p + 1
+    end
+  end
+  return redis.call('HGET', ids, 't:' .. id)
+end
+local function remember(id, packed, seq)
+  if packed == '' then redis.call('HSET', ids, 't:' .. id, seq); return end
+  local field = string.sub(id, 1, 1)
+  local s = string.char(math.floor(seq / 16777216) % 256, math.floor(seq / 65536) % 256,
+    math.floor(seq / 256) % 256, seq % 256)
+  redis.call('HSET', ids, field, (redis.call('HGET', ids, field) or '') .. packed .. s)
+end
 local i = 8
 local n = tonumber(ARGV[i]); i = i + 1
 local out = {0, 0, 0, 0}
 local added, tokens = 0, 0
 for j = 1, n do
-  local id, rec, tok = 't:' .. ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]); i = i + 3
-  local seq = redis.call('HGET', ids, id)
+  local id, packed, rec, tok = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]); i = i + 4
+  local seq = seq_of(id, packed)
   if not seq then
     seq = redis.call('RPUSH', turns, rec)
-    redis.call('HSET', ids, id, seq)
+    remember(id, packed, seq)
     added, tokens = added + 1, tokens + tok
   end
   out[#out + 1] = tonumber(seq)
@@ -95,8 +129,9 @@ for j = 1, models do
   i = i + 4
 end
 if models > 0 then redis.call('HSETNX', KEYS[6], 'id', ARGV[4]) end
-if ARGV[5] == 'set' then redis.call('HSET', meta, 'last_talk', ARGV[6])
-elseif ARGV[5] == 'clear' then redis.call('HDEL', meta, 'last_talk') end
+if ARGV[5] == 'set' then redis.call('SET', KEYS[7], ARGV[6])
+elseif ARGV[5] == 'clear' then redis.call('DEL', KEYS[7]) end
+if ARGV[5] ~= '' then redis.call('HDEL', meta, 'last_talk') end
 out[3] = redis.call('HINCRBY', meta, 'window_tokens', tokens)
 out[4] = redis.call('LLEN', turns)
 redis.call('HSET', meta, 'updated_at', ARGV[7])

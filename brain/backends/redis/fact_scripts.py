@@ -1,13 +1,53 @@
 """Lua scripts of fact memory. Fact KEYS are (facts, state, hashes, audit) of one user, one hash tag:
 `facts` id -> the fact's JSON (never changed), `state` id -> "expired_at|invalid_at|superseded_by" (only for
 retired facts), `hashes` content hash -> id of the current fact, `audit` a stream. Beside them, derived in
-the scripts (same hash tag): `gen`, a counter every change of current facts increments, and `prov` id ->
-the JSON list of the sources merged into a fact later. Audit fields come last in ARGV as name/value
-pairs."""
+the scripts (same hash tag): `gen`, a counter every change of current facts increments, `prov` id -> the
+sources merged into a fact later, and `src` reference -> the turn ids of a source (a batch's turns, stored
+once: facts, their events and their merges name it by reference). Audit fields come last in ARGV as
+name/value pairs; a pair '@src', reference .. ids stores a source (`brain.backends.redis.fact_records`)."""
 
 from brain.backends.redis.index_scripts import COMMON, INDEX_ADD
 
 __all__ = ["ADD", "ERASE", "MERGE", "RESTORE", "RETIRE"]
+
+# Audit events (after the scripts' own fields, the audit pairs from ARGV[first]). A text that is the subject
+# fact's is kept as a mark ('new_is'/'old_is' = 'f'), one that is the replaced fact's (the event's
+# `old_fact_id`, `old` = {id, text}) as 'o': an erasure of either fact takes the event, so the reader always
+# finds the text. Sources ('@src' pairs) are checked first (`sources(audit, first, false)`: false when a
+# reference names other ids) and stored with the event.
+_AUDIT = """
+local function sources(audit, first, write)
+  local fact_src = string.sub(audit, 1, #audit - 5) .. 'src'  -- '<base>:audit' -> '<base>:src'
+  for i = first, #ARGV - 1, 2 do
+    if ARGV[i] == '@src' then
+      local ref, ids = string.sub(ARGV[i + 1], 1, 16), string.sub(ARGV[i + 1], 17)
+      local cur = redis.call('HGET', fact_src, ref)
+      if cur and cur ~= ids then return false end
+      if write and not cur then redis.call('HSET', fact_src, ref, ids) end
+    end
+  end
+  return true
+end
+local function audit_event(audit, first, fields, own, old)
+  sources(audit, first, true)
+  local old_id, entry = '', {}
+  for i = first, #ARGV - 1, 2 do if ARGV[i] == 'old_fact_id' then old_id = ARGV[i + 1] end end
+  local function put(name, value)
+    if value == '' or name == '@src' then return end
+    if name == 'new_text' or name == 'old_text' then
+      local mark = string.sub(name, 1, 4) .. 'is'
+      if value == own then entry[#entry + 1] = mark; entry[#entry + 1] = 'f'; return end
+      if old and old_id == old.id and value == old.text then
+        entry[#entry + 1] = mark; entry[#entry + 1] = 'o'; return
+      end
+    end
+    entry[#entry + 1] = name; entry[#entry + 1] = value
+  end
+  for i = 1, #fields, 2 do put(fields[i], fields[i + 1]) end
+  for i = first, #ARGV - 1, 2 do put(ARGV[i], ARGV[i + 1]) end
+  redis.call('XADD', audit, 'MAXLEN', '~', ARGV[#ARGV], '*', unpack(entry))  -- the cap is the last ARGV
+end
+"""
 
 _BASE = """
 local fact_base = string.sub(KEYS[1], 1, #KEYS[1] - 6)  -- KEYS[1] is '<base>:facts'
@@ -21,11 +61,13 @@ local function changed() redis.call('INCR', fact_base .. ':gen') end
 ADD = (
     COMMON
     + INDEX_ADD
+    + _AUDIT
     + """
 local facts, state, hashes, audit = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local existing = redis.call('HGET', hashes, ARGV[3])
 if existing then return {existing, ''} end
 if ARGV[7] ~= '' and not current(ARGV[7], true) then return redis.error_reply('BRAIN_STALE') end
+if not sources(audit, 14, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
 local old_text = ''
 if ARGV[4] ~= '' then
   local raw = redis.call('HGET', facts, ARGV[4])
@@ -40,9 +82,8 @@ redis.call('HSET', facts, ARGV[1], ARGV[2])
 redis.call('HSET', hashes, ARGV[3], ARGV[1])
 if ARGV[7] ~= '' then index_add(ARGV[1], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13]) end
 redis.call('INCR', base .. ':gen')
-local entry = {'fact_id', ARGV[1], 'old_text', old_text}
-for i = 14, #ARGV do entry[#entry + 1] = ARGV[i] end
-local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
+local own = cjson.decode(ARGV[2])['text']
+audit_event(audit, 14, {'fact_id', ARGV[1], 'old_text', old_text}, own, {id = ARGV[4], text = old_text})
 return {'', old_text}
 """
 )
@@ -50,18 +91,18 @@ return {'', old_text}
 # ARGV: id, now, audit pairs... -> 1 retired now, 0 it was retired already
 RETIRE = (
     _BASE
+    + _AUDIT
     + """
 local facts, state, hashes, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local raw = redis.call('HGET', facts, ARGV[1])
 if not raw then return redis.error_reply('BRAIN_MISSING') end
 if redis.call('HEXISTS', state, ARGV[1]) == 1 then return 0 end
+if not sources(audit, 3, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
 local fact = cjson.decode(raw)
 redis.call('HSET', state, ARGV[1], ARGV[2] .. '|' .. ARGV[2] .. '|')
 if redis.call('HGET', hashes, fact['hash']) == ARGV[1] then redis.call('HDEL', hashes, fact['hash']) end
 changed()
-local entry = {'fact_id', ARGV[1], 'old_text', fact['text']}
-for i = 3, #ARGV do entry[#entry + 1] = ARGV[i] end
-local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
+audit_event(audit, 3, {'fact_id', ARGV[1], 'old_text', fact['text']}, fact['text'])
 return 1
 """
 )
@@ -69,6 +110,7 @@ return 1
 # ARGV: id, audit pairs... -> 1 restored, 0 it is current, -1 another current fact says the same
 RESTORE = (
     _BASE
+    + _AUDIT
     + """
 local facts, state, hashes, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local raw = redis.call('HGET', facts, ARGV[1])
@@ -76,62 +118,75 @@ if not raw then return redis.error_reply('BRAIN_MISSING') end
 if redis.call('HEXISTS', state, ARGV[1]) == 0 then return 0 end
 local fact = cjson.decode(raw)
 if redis.call('HEXISTS', hashes, fact['hash']) == 1 then return -1 end
+if not sources(audit, 2, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
 redis.call('HDEL', state, ARGV[1])
 redis.call('HSET', hashes, fact['hash'], ARGV[1])
 changed()
-local entry = {'fact_id', ARGV[1], 'new_text', fact['text']}
-for i = 2, #ARGV do entry[#entry + 1] = ARGV[i] end
-local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
+audit_event(audit, 2, {'fact_id', ARGV[1], 'new_text', fact['text']}, fact['text'])
 return 1
 """
 )
 
-# KEYS: facts, state, hashes, audit, alias; ARGV: id, text hash, sources (JSON list, '' none), audit
-# pairs... -> 1 merged, 0 the fact is retired (nothing written)
+# KEYS: facts, state, hashes, audit, alias; ARGV: id, text hash, the sources' reference ('' none), audit
+# pairs... -> 1 merged, 0 the fact is retired (nothing written). `prov` id -> {"r": [references], "t": [turn
+# ids an older version merged]} (an older version's JSON list of turn ids is read as "t"); a reference the
+# fact or its merges hold already is not added again.
 MERGE = (
     _BASE
+    + _AUDIT
     + """
 local facts, state, audit, alias = KEYS[1], KEYS[2], KEYS[4], KEYS[5]
 local raw = redis.call('HGET', facts, ARGV[1])
 if not raw then return redis.error_reply('BRAIN_MISSING') end
 if redis.call('HEXISTS', state, ARGV[1]) == 1 then return 0 end
+if not sources(audit, 4, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
 redis.call('HSET', alias, ARGV[2], ARGV[1])
-if ARGV[3] ~= '' then
+local fact = cjson.decode(raw)
+if ARGV[3] ~= '' and fact['src'] ~= ARGV[3] then
   local prov = fact_base .. ':prov'
-  local seen, merged = {}, cjson.decode(redis.call('HGET', prov, ARGV[1]) or '[]')
-  for _, turn in ipairs(cjson.decode(raw)['source_turns'] or {}) do seen[turn] = true end
-  for _, turn in ipairs(merged) do seen[turn] = true end
-  local grew = false
-  for _, turn in ipairs(cjson.decode(ARGV[3])) do
-    if not seen[turn] then seen[turn] = true; merged[#merged + 1] = turn; grew = true end
+  local cur = redis.call('HGET', prov, ARGV[1])
+  local merged = {r = {}}
+  if cur and string.sub(cur, 1, 1) == '[' then merged = {t = cjson.decode(cur), r = {}}
+  elseif cur then merged = cjson.decode(cur); merged['r'] = merged['r'] or {} end
+  local known = false
+  for _, ref in ipairs(merged['r']) do if ref == ARGV[3] then known = true end end
+  if not known then
+    merged['r'][#merged['r'] + 1] = ARGV[3]
+    redis.call('HSET', prov, ARGV[1], cjson.encode(merged))
   end
-  if grew then redis.call('HSET', prov, ARGV[1], cjson.encode(merged)) end
 end
 changed()
-local entry = {'fact_id', ARGV[1]}
-for i = 4, #ARGV do entry[#entry + 1] = ARGV[i] end
-local cap = table.remove(entry); redis.call('XADD', audit, 'MAXLEN', '~', cap, '*', unpack(entry))
+audit_event(audit, 4, {'fact_id', ARGV[1]}, fact['text'])
 return 1
 """
 )
 
 # KEYS: facts, state, hashes, audit, alias; ARGV: ids -> how many existed. An erasure: the facts go for good,
-# with their hash entries, provenance, the aliases naming them and every audit event naming them.
+# with their hash entries, provenance, the aliases naming them, every audit event naming them and the
+# sources (`src`) nothing left names.
 ERASE = (
     _BASE
     + """
 local facts, state, hashes, audit, alias = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local gone, named = 0, {}
+local gone, named, refs = 0, {}, {}
+local src, prov = fact_base .. ':src', fact_base .. ':prov'
+local function refs_of(text, into)
+  for ref in string.gmatch(text or '', '"src":"([^"]+)"') do into[ref] = true end
+  local list = string.match(text or '', '"r":(%b[])')
+  for ref in string.gmatch(list or '', '"([^"]+)"') do into[ref] = true end
+end
 for _, id in ipairs(ARGV) do
   local raw = redis.call('HGET', facts, id)
   if raw then
     gone = gone + 1
     named[id] = true
+    refs_of(raw, refs)
+    refs_of(redis.call('HGET', prov, id), refs)
     local fact = cjson.decode(raw)
     if redis.call('HGET', hashes, fact['hash']) == id then redis.call('HDEL', hashes, fact['hash']) end
     redis.call('HDEL', facts, id)
     redis.call('HDEL', state, id)
-    redis.call('HDEL', fact_base .. ':prov', id)
+    redis.call('HDEL', prov, id)
   end
 end
 if gone == 0 then return 0 end
@@ -140,14 +195,24 @@ local pairs_ = redis.call('HGETALL', alias)
 for i = 1, #pairs_, 2 do
   if named[pairs_[i + 1]] then redis.call('HDEL', alias, pairs_[i]) end
 end
+local live = {}
 for _, entry in ipairs(redis.call('XRANGE', audit, '-', '+')) do
-  local fields = entry[2]
+  local fields, erased, ref = entry[2], false, nil
   for i = 1, #fields, 2 do
-    if (fields[i] == 'fact_id' or fields[i] == 'old_fact_id') and named[fields[i + 1]] then
-      redis.call('XDEL', audit, entry[1])
-      break
-    end
+    if (fields[i] == 'fact_id' or fields[i] == 'old_fact_id') and named[fields[i + 1]] then erased = true end
+    if fields[i] == 'src' then ref = fields[i + 1] end
   end
+  if erased then
+    redis.call('XDEL', audit, entry[1])
+    if ref then refs[ref] = true end
+  elseif ref then
+    live[ref] = true
+  end
+end
+if next(refs) then
+  for _, raw in ipairs(redis.call('HVALS', facts)) do refs_of(raw, live) end
+  for _, raw in ipairs(redis.call('HVALS', prov)) do refs_of(raw, live) end
+  for ref in pairs(refs) do if not live[ref] then redis.call('HDEL', src, ref) end end
 end
 return gone
 """

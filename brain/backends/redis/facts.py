@@ -1,8 +1,9 @@
 """`RedisFactStore`: each user's facts under one hash tag (`brain.keys.facts_base`): the facts, their retired
 state, a content-hash index, aliases, provenance merged in later, batches, progress, a change counter, and
-the audit stream. Every change is one Lua call that also appends its audit event; a new fact's search entry
-(in the same hash tag: the fact index is `facts_base` too) is written by that same call
-(`brain.backends.redis.fact_scripts`)."""
+the audit stream, the sources (turn ids) facts and events name by reference. Every change is one Lua call
+that also appends its audit event; a new fact's search entry (in the same hash tag: the fact index is
+`facts_base` too) is written by that same call (`brain.backends.redis.fact_scripts`; the records:
+`brain.backends.redis.fact_records`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,21 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from brain.backends.redis.client import RedisClient, Refused
+from brain.backends.redis.fact_records import (
+    audit_args,
+    build_fact,
+    decode_sources,
+    encode_sources,
+    event_refs,
+    fact_json,
+    load_event,
+    load_fact,
+    load_merged,
+    merged_refs,
+    record_refs,
+    text_ids,
+)
 from brain.backends.redis.fact_scripts import ADD, ERASE, MERGE, RESTORE, RETIRE
 from brain.backends.redis.fence import Fencing, fenced
 from brain.backends.redis.index import RedisIndexStore
@@ -26,9 +39,15 @@ from brain.telemetry import TracedScript
 __all__ = ["RedisFactStore", "audit_pairs"]
 
 
+# Sources by reference, as read: content-addressed (a reference names one list of ids), so shared by every
+# caller. Bounded: cleared when full.
+_SOURCES: dict[str, tuple[str, ...]] = {}
+_SOURCES_MAX = 20_000
+
+
 def audit_pairs(entry: AuditEntry, *own: str) -> list[str]:
-    """An audit entry as the scripts take it (name, value, ...), empty fields and the fields the script
-    writes itself (`own`, e.g. the subject's text) left out."""
+    """An audit entry as the graph scripts take it (name, value, ...), empty fields and the fields the
+    script writes itself (`own`, e.g. the subject's text) left out; sources inline."""
     fields = entry.model_dump(exclude=set(own))
     fields["source_turns"] = json.dumps(list(entry.source_turns)) if entry.source_turns else ""
     return [part for key, value in fields.items() if value for part in (key, str(value))]
@@ -77,6 +96,8 @@ class RedisFactStore:
                 raise ConflictError(f"{what}: fact {args[3]!r} was retired meanwhile") from None
             if exc.code == "BRAIN_STALE":
                 raise StaleIndexError(f"{what}: the fact index was made by another analysis") from None
+            if exc.code == "BRAIN_CORRUPT":
+                raise StoreError(f"{what}: {exc.detail} names other turns; nothing was written") from None
             raise
 
     async def add(
@@ -88,18 +109,25 @@ class RedisFactStore:
         entry: IndexEntry | None = None,
         analysis: str = "",
     ) -> str | None:
-        pairs = audit_pairs(audit, "old_text")
+        pairs = audit_args(audit, "old_text", also=(fact.source_turns,))
         invalid = fact.valid_at if fact.valid_at is not None else fact.created_at
         indexed = RedisIndexStore.add_args(entry, analysis)[1:] if entry is not None else [""] * 7
-        args = [fact.id, fact.model_dump_json(), fact.hash, replaces, repr(fact.created_at), repr(invalid)]
+        args: list[Any] = [
+            fact.id,
+            fact_json(fact),
+            fact.hash,
+            replaces,
+            repr(fact.created_at),
+            repr(invalid),
+        ]
         args = [*args, *indexed[-1:], *indexed[:-1], *pairs]
         keys = [self._key(user_id, "docs"), *self._keys(user_id)]
         existing, _ = await self._call("adding a fact", self._add, user_id, args, keys)
         return text(existing) or None
 
     async def merge(self, user_id: str | bytes, fact_id: str, text_hash: str, audit: AuditEntry) -> bool:
-        sources = json.dumps(list(audit.source_turns)) if audit.source_turns else ""
-        args = [fact_id, text_hash, sources, *audit_pairs(audit)]
+        source = encode_sources(audit.source_turns)[0] if audit.source_turns else ""
+        args = [fact_id, text_hash, source, *audit_args(audit)]
         keys = [*self._keys(user_id), self._key(user_id, "alias")]
         return bool(await self._call("merging into a fact", self._merge, user_id, args, keys))
 
@@ -107,11 +135,11 @@ class RedisFactStore:
         return int(await self._client.get(self._key(user_id, "gen")) or 0)
 
     async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
-        args = [fact_id, repr(now), *audit_pairs(audit, "old_text")]
+        args = [fact_id, repr(now), *audit_args(audit, "old_text")]
         return bool(await self._call("retiring a fact", self._retire, user_id, args))
 
     async def restore(self, user_id: str | bytes, fact_id: str, audit: AuditEntry) -> int:
-        args = [fact_id, *audit_pairs(audit, "new_text")]
+        args = [fact_id, *audit_args(audit, "new_text")]
         return int(await self._call("restoring a fact", self._restore, user_id, args))
 
     async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
@@ -129,7 +157,8 @@ class RedisFactStore:
             pipe.hmget(state_key, list(ids))
             pipe.hmget(self._key(user_id, "prov"), list(ids))
             raw, states, merged = await pipe.execute()
-        return [_parse(r, s, m) for r, s, m in zip(raw, states, merged, strict=True) if r is not None]
+        found = [(i, r, s, m) for i, r, s, m in zip(ids, raw, states, merged, strict=True) if r is not None]
+        return await self._facts(user_id, found)
 
     async def all(self, user_id: str | bytes) -> list[Fact]:
         facts_key, state_key = self._keys(user_id)[:2]
@@ -138,8 +167,30 @@ class RedisFactStore:
             pipe.hgetall(state_key)
             pipe.hgetall(self._key(user_id, "prov"))
             raw, states, merged = await pipe.execute()
-        facts = (_parse(v, states.get(k), merged.get(k)) for k, v in raw.items())
-        return sorted(facts, key=lambda f: (f.created_at, f.id))
+        found = [(text(k), v, states.get(k), merged.get(k)) for k, v in raw.items()]
+        return sorted(await self._facts(user_id, found), key=lambda f: (f.created_at, f.id))
+
+    async def _facts(self, user_id: str | bytes, found: list[tuple[str, Any, Any, Any]]) -> list[Fact]:
+        """Facts from (id, record, state, merged provenance) as read, their sources resolved."""
+        records = [(i, load_fact(r), s, load_merged(m)) for i, r, s, m in found]
+        refs = [ref for _, r, _, m in records for ref in (*record_refs(r), *merged_refs(m))]
+        sources = await self._sources(user_id, refs)
+        return [build_fact(i, r, s, m, sources) for i, r, s, m in records]
+
+    async def _sources(self, user_id: str | bytes, refs: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The turn ids of source references (read once per process: a reference names one list)."""
+        missing = list(dict.fromkeys(r for r in refs if r not in _SOURCES))
+        if missing:
+            values = await self._client.hmget(self._key(user_id, "src"), missing)
+            if len(_SOURCES) + len(missing) > _SOURCES_MAX:
+                _SOURCES.clear()
+            for ref, value in zip(missing, values, strict=True):
+                if value is not None:
+                    try:
+                        _SOURCES[ref] = decode_sources(value if isinstance(value, bytes) else value.encode())
+                    except ValueError as exc:
+                        raise StoreError(f"corrupt fact source {ref!r}: {exc}") from exc
+        return {r: _SOURCES[r] for r in refs if r in _SOURCES}
 
     async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
         if not hashes:
@@ -169,7 +220,17 @@ class RedisFactStore:
 
     async def history(self, user_id: str | bytes) -> list[AuditEvent]:
         entries = await self._client.xrange(self._keys(user_id)[3]) or []
-        return [_event(entry_id or b"0-0", fields or {}) for entry_id, fields in entries]
+        events = [
+            (text(entry_id or b"0-0"), {text(k): text(v) for k, v in (fields or {}).items()})
+            for entry_id, fields in entries
+        ]
+        named = list(dict.fromkeys(i for _, fields in events for i in text_ids(fields) if i))
+        texts: dict[str, str] = {}
+        if named:
+            raw = await self._client.hmget(self._keys(user_id)[0], named)
+            texts = {i: str(load_fact(r).get("text", "")) for i, r in zip(named, raw, strict=True) if r}
+        sources = await self._sources(user_id, [ref for _, fields in events for ref in event_refs(fields)])
+        return [load_event(entry_id, fields, texts, sources) for entry_id, fields in events]
 
     async def progress(self, user_id: str | bytes, chat_id: str | bytes) -> int:
         return int(
@@ -179,29 +240,3 @@ class RedisFactStore:
     async def set_progress(self, user_id: str | bytes, chat_id: str | bytes, upto: int) -> None:
         field = encode_id(chat_id, "chat_id")
         await self._fencing.run([("HSET", self._key(user_id, "progress"), (field, upto))], user_id)
-
-
-def _parse(raw: bytes | str, state: bytes | str | None, merged: bytes | str | None = None) -> Fact:
-    try:
-        fact = Fact.model_validate_json(raw)
-        if merged:
-            fact = fact.model_copy(update={"source_turns": (*fact.source_turns, *json.loads(merged))})
-        if not state:
-            return fact
-        expired, invalid, superseded = text(state).split("|")
-        return fact.model_copy(
-            update={
-                "expired_at": float(expired),
-                "invalid_at": fact.invalid_at if fact.invalid_at is not None else float(invalid),
-                "superseded_by": superseded or None,
-            }
-        )
-    except (ValidationError, ValueError) as exc:
-        raise StoreError(f"corrupt fact record: {exc}; it was left as it is") from exc
-
-
-def _event(entry_id: bytes | str, fields: dict[Any, Any]) -> AuditEvent:
-    data = {text(k): text(v) for k, v in fields.items()}
-    eid = text(entry_id)
-    source = json.loads(data.pop("source_turns", "[]") or "[]")
-    return AuditEvent(id=eid, at=int(eid.split("-")[0]) / 1000, source_turns=tuple(source), **data)

@@ -1,0 +1,174 @@
+"""How a conversation's records look in Redis (`brain.backends.redis.conversation`). Pure.
+
+Turn records are `{"v":1,"tok":n,"msg":{...}}` with the message's default-valued fields left out: any reader
+of schema 1 fills them in, and the records of older versions, which wrote every field, read the same. Ids
+of 32 hex digits are packed in the ids hash (`brain.backends.redis.conversation_scripts`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from brain.errors import StoreError
+from brain.keys import ConversationKeys
+from brain.llm.usage import Usage
+from brain.message import SCHEMA_VERSION, Message
+from brain.storage.conversation import ConversationMeta, Turn
+
+__all__ = [
+    "KNOWLEDGE",
+    "KnowledgeRecord",
+    "bucket_seq",
+    "knowledge_record",
+    "packed_id",
+    "parse",
+    "parse_meta",
+    "parse_turns",
+    "turn_record",
+]
+
+
+class TurnRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int
+    tok: int
+    msg: Message
+
+
+class KnowledgeRecord(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int
+    msg: Message
+
+
+TURNS = TypeAdapter(list[TurnRecord])
+_HEX = re.compile(r"[0-9a-f]{32}")
+KNOWLEDGE = TypeAdapter(list[KnowledgeRecord])
+
+
+def packed_id(message_id: str) -> bytes:
+    """How the ids hash keeps a message id of 32 lowercase hex digits: its 16 bytes (b"" for any other id,
+    kept as text). Pure."""
+    if len(message_id) == 32 and _HEX.fullmatch(message_id):
+        return bytes.fromhex(message_id)
+    return b""
+
+
+def bucket_seq(bucket: bytes | None, packed: bytes) -> int | None:
+    """The sequence number of `packed` in an ids-hash bucket (16-byte id, 4-byte big-endian sequence
+    number, repeated), None when it is not there. Pure."""
+    at = 0
+    while bucket and packed:
+        at = bucket.find(packed, at)
+        if at < 0:
+            return None
+        if at % 20 == 0:
+            return int.from_bytes(bucket[at + 16 : at + 20], "big")
+        at += 1
+    return None
+
+
+def knowledge_record(message: Message) -> bytes:
+    """A knowledge item as the knowledge list keeps it: default-valued message fields left out."""
+    return KnowledgeRecord(v=SCHEMA_VERSION, msg=message).model_dump_json(exclude_defaults=True).encode()
+
+
+def turn_record(message: Message, tokens: int) -> bytes:
+    """A turn as the turns list keeps it: default-valued message fields left out."""
+    return (
+        TurnRecord(v=SCHEMA_VERSION, tok=tokens, msg=message).model_dump_json(exclude_defaults=True).encode()
+    )
+
+
+def parse_meta(
+    keys: ConversationKeys, raw: list[bytes], turn_count: int, pending: bytes | None = None
+) -> ConversationMeta:
+    fields = {raw[i].decode(): raw[i + 1] for i in range(0, len(raw), 2)}
+    try:
+        version = int(fields.get("v", b"0"))
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{keys.meta} was written with schema version {version}; this brain-assistant reads up to "
+                f"{SCHEMA_VERSION}: upgrade it"
+            )
+        if version < 1:
+            raise ValueError("no schema version")
+        return ConversationMeta(
+            summary=fields.get("summary", b"").decode(),
+            summary_upto=int(fields.get("summary_upto", b"0")),
+            turn_count=turn_count,
+            window_tokens=int(fields.get("window_tokens", b"0")),
+            version=int(fields.get("version", b"0")),
+            last_talk=pending.decode() if pending is not None else _legacy_talk(fields),
+            title=fields.get("title", b"").decode(),
+            calls=int(fields.get("usage_calls", b"0")),
+            usage=Usage(
+                prompt_tokens=int(fields.get("usage_prompt_tokens", b"0")),
+                completion_tokens=int(fields.get("usage_completion_tokens", b"0")),
+            ),
+        )
+    except (ValueError, UnicodeDecodeError, ValidationError) as exc:
+        raise StoreError(f"corrupt record in {keys.meta}: {exc}; it was left as it is") from exc
+
+
+def _legacy_talk(fields: dict[str, bytes]) -> str | None:
+    """The pending text an older version kept in the meta hash."""
+    return fields["last_talk"].decode() if "last_talk" in fields else None
+
+
+# Parsed turn records by their exact bytes. A chat's window is read again on every turn, mostly unchanged;
+# records are immutable and keyed by their whole content, so sharing them between calls and tenants gives
+# each caller exactly what its own bytes hold. Bounded: cleared when full.
+_PARSED: dict[bytes, TurnRecord] = {}
+_PARSED_MAX = 50_000
+
+
+def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
+    records = [_PARSED.get(r) for r in raw]
+    missing = [i for i, r in enumerate(records) if r is None]
+    if missing:
+        try:
+            parsed = parse(TURNS, key, [raw[i] for i in missing], offset)
+        except StoreError:
+            parse(TURNS, key, raw, offset)  # the same error, naming the record's real index
+            raise
+        if len(_PARSED) + len(parsed) > _PARSED_MAX:
+            _PARSED.clear()
+        for i, record in zip(missing, parsed, strict=True):
+            records[i] = _PARSED[raw[i]] = record
+    return [Turn(offset + i + 1, r.tok, r.msg) for i, r in enumerate(records) if r is not None]
+
+
+def parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:
+    """Parse all records in one call; on failure, find and name the bad one."""
+    try:
+        records: list[Any] = adapter.validate_json(b"[" + b",".join(raw) + b"]")
+    except (ValidationError, ValueError):
+        for i, item in enumerate(raw):
+            try:
+                adapter.validate_json(b"[" + item + b"]")
+            except (ValidationError, ValueError) as exc:
+                raise StoreError(
+                    f"corrupt record in {key} at index {offset + i}: {_first_error(exc)}; "
+                    "it was left as it is"
+                ) from exc
+        raise StoreError(f"corrupt records in {key}; they were left as they are") from None
+    for i, record in enumerate(records):
+        if record.v > SCHEMA_VERSION:
+            raise StoreError(
+                f"record in {key} at index {offset + i} has schema version {record.v}; "
+                f"this brain-assistant reads up to {SCHEMA_VERSION}: upgrade it"
+            )
+    return records
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"{'.'.join(map(str, err['loc'][1:])) or 'record'}: {err['msg']}"
+    return str(exc)[:200]

@@ -1,0 +1,132 @@
+"""Conversation records cost what they should (issue 30): turn records without default fields, 32-hex ids
+packed in the ids hash, the pending text out of the meta hash; what older versions wrote reads the same."""
+
+from __future__ import annotations
+
+import json
+import random
+import uuid
+
+import redis.asyncio as aioredis
+
+from brain.backends.redis.conversation import RedisMemoryStore
+from brain.backends.redis.conversation_records import bucket_seq, packed_id
+from brain.message import Message
+from brain.storage.conversation import Conversation, WriteBatch
+
+CONV = Conversation("alice", "c1")
+WORDS = "the train to Lyon leaves at nine and we should book a table near the river for dinner".split()
+USER_REQUIREMENT = "metagpt.actions.add_requirement.UserRequirement"  # MetaGPT's cause_by of a user's message
+HANZI = "我们明天早上坐火车去杭州然后在西湖边的餐厅吃午饭再去博物馆看展览"
+
+
+def test_packed_ids_and_buckets() -> None:
+    hex_id = "0123456789abcdef0123456789abcdef"
+    assert packed_id(hex_id) == bytes.fromhex(hex_id)
+    assert packed_id(hex_id.upper()) == b"" and packed_id("m1") == b"" and packed_id(hex_id + "0") == b""
+    other = bytes(range(1, 17))
+    # the id also appears misaligned (inside another entry's bytes): only an aligned entry counts
+    bucket = (
+        other[:8]
+        + packed_id(hex_id)[:8]
+        + (7).to_bytes(4, "big")
+        + packed_id(hex_id)
+        + (300).to_bytes(4, "big")
+    )
+    assert bucket_seq(bucket, packed_id(hex_id)) == 300
+    assert bucket_seq(bucket, other) is None and bucket_seq(None, packed_id(hex_id)) is None
+
+
+async def test_old_format_records_read_and_stay_idempotent(redis_client: aioredis.Redis) -> None:
+    """Records as the previous version wrote them, raw into Redis: every field, `t:<id>` id entries and
+    the pending text in the meta hash."""
+    store = RedisMemoryStore(redis_client, prefix="t")
+    keys = store.keys(CONV)
+    old_ids = [uuid.uuid4().hex, "m-2"]
+    for seq, (mid, role) in enumerate(zip(old_ids, ("user", "assistant"), strict=True), 1):
+        msg = {"id": mid, "role": role, "content": f"old {seq}", "sent_from": "", "send_to": [],
+               "cause_by": "", "created_at": "2026-11-27T00:16:24.953669Z", "metadata": {}}  # fmt: skip
+        await redis_client.rpush(keys.turns, json.dumps({"v": 1, "tok": 3, "msg": msg}))
+        await redis_client.hset(keys.ids, f"t:{mid}", seq)
+    await redis_client.hset(
+        keys.meta,
+        mapping={"v": 1, "user_id": "alice", "chat_id": "c1", "summary": "", "summary_upto": 0,
+                 "window_tokens": 6, "version": 2, "title": "", "last_talk": "a pending question"},
+    )  # fmt: skip
+    state = await store.load(CONV, window_turns=10, knowledge_items=0)
+    assert [(t.seq, t.message.id, t.message.role, t.message.content) for t in state.window] == [
+        (1, old_ids[0], "user", "old 1"),
+        (2, "m-2", "assistant", "old 2"),
+    ]
+    assert state.meta.last_talk == "a pending question" and state.meta.turn_count == 2
+    assert [await store.seq_of(CONV, i) for i in old_ids] == [1, 2]
+    again = Message(id=old_ids[0], content="old 1")
+    fresh = Message(content="new")
+    result = await store.write(CONV, WriteBatch(turns=((again, 1), (fresh, 1)), set_last_talk=True))
+    assert result.seqs == (1, 3) and result.added == 1 and result.turn_count == 3
+    assert await store.seq_of(CONV, fresh.id) == 3
+    assert await redis_client.hget(keys.meta, "last_talk") is None  # the old field is gone once cleared
+    assert (await store.load(CONV, window_turns=10, knowledge_items=0)).meta.last_talk is None
+    assert [t.message.id for t in await store.read_turns(CONV, 1, 5)] == [*old_ids, fresh.id]
+
+
+async def test_new_records_leave_defaults_out_and_pending_text_keeps_meta_compact(
+    redis_client: aioredis.Redis,
+) -> None:
+    store = RedisMemoryStore(redis_client, prefix="t")
+    keys = store.keys(CONV)
+    long_talk = "A question that is well over sixty-four bytes long, as most questions are. " * 2
+    await store.load(CONV, window_turns=5, knowledge_items=0, pending=long_talk)
+    assert (await store.load(CONV, window_turns=5, knowledge_items=0)).meta.last_talk == long_talk
+    user, answer = Message(content="hi"), Message(role="assistant", content="hello", metadata={"k": 1})
+    await store.write(CONV, WriteBatch(turns=((user, 1), (answer, 2)), set_last_talk=True))
+    first = json.loads(await redis_client.lindex(keys.turns, 0))
+    at = user.created_at.isoformat().replace("+00:00", "Z")
+    assert first == {"v": 1, "tok": 1, "msg": {"id": user.id, "content": "hi", "created_at": at}}
+    state = await store.load(CONV, window_turns=5, knowledge_items=0)
+    assert [t.message for t in state.window] == [user, answer] and state.meta.last_talk is None
+    assert await redis_client.exists(keys.pending) == 0
+    assert await redis_client.object("encoding", keys.meta) == b"listpack"
+    assert await redis_client.hget(keys.ids, f"t:{user.id}") is None  # packed instead
+    assert [await store.seq_of(CONV, m.id) for m in (user, answer)] == [1, 2]
+
+
+def _text(rng: random.Random, size: int, chinese: bool) -> str:
+    if chinese:
+        return "".join(rng.choice(HANZI) for _ in range(size // 3))
+    out = ""
+    while len(out) < size:
+        out += rng.choice(WORDS) + " "
+    return out.strip()
+
+
+async def test_brain_mode_costs_at_most_two_and_a_half_times_the_text(redis_client: aioredis.Redis) -> None:
+    """1,000 realistic chat messages (a user's ~100 bytes, an answer's ~400, English and Chinese), each
+    turn's start saving the pending text: the conversation's keys cost at most 2.5x the raw text and less
+    than the same turns as one MetaGPT BrainMemory JSON blob (its `model_dump_json()`, as MetaGPT stores
+    it)."""
+    store = RedisMemoryStore(redis_client, prefix="t")
+    for chinese in (False, True):
+        rng = random.Random(5)
+        conv = Conversation("u", f"zh{chinese}")
+        raw, history = 0, []
+        for _ in range(500):
+            user, answer = (
+                _text(rng, rng.randint(60, 140), chinese),
+                _text(rng, rng.randint(250, 550), chinese),
+            )
+            await store.load(conv, window_turns=40, knowledge_items=0, pending=user)
+            pair = (Message(content=user), Message(role="assistant", content=answer))
+            await store.write(conv, WriteBatch(turns=tuple((m, 10) for m in pair), set_last_talk=True))
+            raw += len(user.encode()) + len(answer.encode())
+            history += [
+                {"id": m.id, "content": m.content, "instruct_content": None, "role": m.role, "cause_by": "",
+                 "sent_from": "", "send_to": ["<all>"], "metadata": {}}
+                for m in pair
+            ]  # fmt: skip
+        cost = sum([await redis_client.memory_usage(k, samples=0) or 0 for k in store.keys(conv).all])
+        blob = json.dumps({"history": history, "knowledge": [], "historical_summary": "", "last_talk": None},
+                          ensure_ascii=False, separators=(",", ":"))  # fmt: skip
+        await redis_client.set("blob", blob)
+        metagpt = await redis_client.memory_usage("blob", samples=0)
+        assert cost <= 2.5 * raw and cost < metagpt, (chinese, cost / raw, metagpt / raw)
