@@ -8,6 +8,8 @@ import asyncio
 from redis.asyncio.cluster import RedisCluster
 
 from brain.backends.redis.api_keys import RedisApiKeyStore
+from brain.backends.redis.archive import UserArchive
+from brain.backends.redis.archive_store import ArchiveStore, store_for
 from brain.backends.redis.block_sessions import BlockScripts, RedisBlockSession
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.conversation import RedisMemoryStore
@@ -41,6 +43,7 @@ class RedisBackend:
         erase_fence_seconds: int = 604_800,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1_000,
+        archive_store: ArchiveStore | None = None,
     ) -> None:
         self.client, self.prefix, self.name = client, prefix, name
         self.fencing = fencing = Fencing(
@@ -61,12 +64,15 @@ class RedisBackend:
         self.queue = RedisFactQueue(client, prefix=prefix, fencing=fencing)
         self.api_keys = RedisApiKeyStore(client, prefix=prefix)
         self.usage = RedisUsageStore(client, prefix=prefix, fencing=fencing)
+        self.archive = UserArchive(
+            client, prefix=prefix, store=archive_store, cluster=isinstance(client, RedisCluster)
+        )
         self._index_scripts = IndexScripts(client)
         self._block_scripts = BlockScripts(client)
 
     @classmethod
     def for_settings(cls, client: RedisClient, settings: Settings, *, name: str = "redis") -> RedisBackend:
-        """The backend as `settings` configure it (key prefix, chat expiry, message size)."""
+        """The backend as `settings` configure it (key prefix, chat expiry, message size, cold archive)."""
         return cls(
             client,
             prefix=settings.redis.key_prefix,
@@ -76,6 +82,7 @@ class RedisBackend:
             erase_fence_seconds=settings.memory.erase_fence_seconds,
             wait_replicas=settings.redis.wait_replicas,
             wait_timeout_ms=settings.redis.wait_timeout_ms,
+            archive_store=store_for(settings),
         )
 
     def index(self, base: str) -> RedisIndexStore:
