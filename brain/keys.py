@@ -17,6 +17,7 @@ match a glob, or collide with another tenant's keys. Each namespace is one hash 
 - API keys of the service (records by id, ids by secret digest): `P:{apikeys}:<part>`, and each key's
   request counter per rate window: `P:{rate.<key id>}:<window>`
 - the fact queue of the deployment (its stream, its dead letters, each chat's tries): `P:{queue}:facts...`
+- the cold-archive marker of a user whose memory was moved out of Redis: `P:{a.U}:archived`
 
 An encoded id starts with `b` or `h` and never contains `.`, so the tags of different kinds, users and chats
 cannot meet, and `user_patterns` finds exactly one user's keys with a SCAN.
@@ -37,6 +38,8 @@ __all__ = [
     "agent_scope",
     "api_keys_base",
     "archival_base",
+    "archive_name",
+    "archived_key",
     "blocks_base",
     "chat_bases",
     "check_id",
@@ -309,6 +312,19 @@ def archival_base(prefix: str, user_id: str | bytes) -> str:
     return f"{prefix}:{{idx.{encode_id(b'archival:' + raw_id(user_id, 'user_id'), 'user_id')}}}"
 
 
+def archived_key(prefix: str, user_id: str | bytes) -> str:
+    """The hash marking a user whose memory is (being) moved to the cold archive: its state and the
+    archive's name (`brain.backends.redis.archive`). Among the user's keys (`user_patterns`)."""
+    return f"{prefix}:{{a.{encode_id(user_id, 'user_id')}}}:archived"
+
+
+def archive_name(prefix: str, user_id: str | bytes) -> str:
+    """The name of a user's file in the cold archive: a digest of the prefix and the id (it spells neither),
+    the same in every process, so that an erasure finds it even without the marker. Pure."""
+    raw = prefix.encode() + b"\x00" + raw_id(user_id, "user_id")
+    return f"u{hashlib.sha256(raw).hexdigest()[:40]}.brain-archive"
+
+
 def user_scope(user_id: str | bytes) -> bytes:
     """The core-memory scope of a user's own blocks (e.g. `human`)."""
     return b"user:" + raw_id(user_id, "user_id")
@@ -356,7 +372,7 @@ def core_key(prefix: str, scope: str | bytes) -> str:
 
 def user_patterns(prefix: str, user_id: str | bytes) -> tuple[str, ...]:
     """SCAN patterns matching every key of one user and no other user's: conversations, recall indexes,
-    archival memory and the user's core blocks."""
+    archival memory, the user's core blocks and the cold-archive marker."""
     user = encode_id(user_id, "user_id")
     return (
         f"{prefix}:{{{user}.*",
@@ -366,6 +382,7 @@ def user_patterns(prefix: str, user_id: str | bytes) -> tuple[str, ...]:
         f"{facts_base(prefix, user_id)}:*",
         core_key(prefix, user_scope(user_id)),
         f"{prefix}:{{core.{encode_id(user_scope(user_id), 'scope')}}}:t.*",  # tenant_scope copies
+        archived_key(prefix, user_id),
     )
 
 
@@ -412,6 +429,7 @@ _KINDS = (
     ("apikeys", "api keys"),
     ("rate.", "rate limits"),
     ("x.", "erasure"),
+    ("a.", "archive"),
 )
 _INDEX_PARTS = {"docs": "documents", "num": "documents", "len": "postings", "post": "postings",
                 "lens": "postings", "ts": "postings", "tag": "postings", "time": "postings",

@@ -333,6 +333,16 @@ class MemorySettings(BaseModel):
         "(work that began before the erasure and is still running after this is not stopped)",
     )
     max_message_bytes: int = Field(1_048_576, gt=0)
+    archive_idle_days: int | None = Field(
+        None,
+        gt=0,
+        description="`brain worker` moves users idle this many days to the cold archive (off Redis); none: "
+        "only `brain memory archive` does",
+    )
+    archive_dir: Path | None = Field(None, description="the cold archive's folder (default: <home>/archive)")
+    archive_url: str | None = Field(
+        None, description="the cold archive by URL instead (file://...; object storage needs fsspec)"
+    )
     summarize_share: float = Field(0.75, gt=0, le=1)
     keep_recent_share: float = Field(0.5, ge=0, lt=1)
     prompt_history_share: float = Field(0.4, gt=0, lt=1)

@@ -118,7 +118,9 @@ class TurnEngine:
         kind: type[BrainMemory] = BrainMemory,
     ) -> BrainMemory:
         """(user_id, chat_id)'s memory (a `kind`), loaded fresh from the store; the caller keeps it.
-        `pending` is saved as the text waiting for an answer in the same call."""
+        `pending` is saved as the text waiting for an answer in the same call. A user in the cold archive
+        is brought back first (`present`)."""
+        await self.present(user_id)
         return await kind.loads(
             self.runtime.store,
             user_id,
@@ -127,6 +129,11 @@ class TurnEngine:
             tokenizer=self.tokenizer,
             pending=pending,
         )
+
+    async def present(self, user_id: str | bytes) -> None:
+        """The user's memory brought back from the cold archive first, when it is there (`Tiers.present`)."""
+        if self.runtime.tiers is not None:
+            await self.runtime.tiers.present(user_id)
 
     def lock(self, user_id: str | bytes, chat_id: str | bytes) -> AbstractAsyncContextManager[None]:
         """The chat's lock: calls on one chat in this process run one at a time."""
@@ -180,6 +187,7 @@ class TurnEngine:
     async def answered(self, user_id: str | bytes, chat_id: str | bytes, message_id: str) -> str | None:
         """The stored answer to the question with `message_id`, or None when none was stored."""
         conv, store = Conversation(user_id, chat_id), self.runtime.store
+        await self.present(user_id)
         seq = await store.seq_of(conv, answer_id(message_id))
         found = await store.read_turns(conv, seq, 1) if seq is not None else []
         if not found:

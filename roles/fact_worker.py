@@ -120,6 +120,7 @@ class FactWorker:
         async def apply(chat: tuple[str | bytes, str | bytes], group: list[QueueEntry]) -> bool:
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
                 try:
+                    await self.tiers.present(chat[0])  # an archived user's turns come back first
                     # taken before the turns are read: an erasure from now on drops what the batch writes
                     with fence.holding(await self.tiers.backend.erasure.ticket(*chat)):
                         return await self._apply_counted(chat, group, tally)

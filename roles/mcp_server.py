@@ -78,6 +78,7 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
 
     async def run(call: Any) -> Any:
         try:
+            await service.present(scope())  # every tool: the tenant's memory is in Redis from here on
             return _dump(await call)
         except BrainError as exc:  # what a 4xx would say; a 5xx's reason and request id (details: logs)
             raise ToolError(answer(exc)[1]["detail"]) from exc

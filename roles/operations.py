@@ -129,6 +129,7 @@ class ChatOperations:
         check_new_chat(user_id, chat_id)
         text = check_text(text, self.memory_settings.max_message_bytes)
         tiers = self.engine.tiers
+        await tiers.present(user_id)
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         with fence.holding(await tiers.backend.erasure.ticket(user_id)):
             return await load_document(
@@ -172,6 +173,7 @@ class ChatOperations:
         """Everything stored of the chat (every raw turn) as a versioned export; `progress` is told the
         turns read."""
         async with self.engine.lock(user_id, chat_id):
+            await self.engine.present(user_id)
             return await export_conversation(self.runtime.store, Conversation(user_id, chat_id), progress)
 
     async def import_chat(

@@ -179,6 +179,12 @@ class MemoryService:
             raise InputError("memory beyond chats needs a backend (Redis, or memory)")
         return self.runtime.tiers
 
+    async def present(self, scope: Scope) -> None:
+        """The scope's user brought back from the cold archive first, when archived (`Tiers.present`):
+        every HTTP route and MCP tool calls this before anything else."""
+        if self.runtime.tiers is not None:
+            await self.runtime.tiers.present(scope.user)
+
     @property
     def tiered_memory(self) -> TieredMemory:
         """Core blocks (persona included) and archival memory, per scope (`roles.service_memory`)."""

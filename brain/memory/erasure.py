@@ -1,6 +1,6 @@
 """Erasure that reaches every tier and stays final: a chat (turns, summary, knowledge, recall postings and
 vectors, block memory) or a whole user (every chat, facts and graph, archival memory, core blocks, queued
-work, API keys), checked afterwards with a SCAN.
+work, API keys, their file in the cold archive), checked afterwards with a SCAN.
 
 Each erasure first records itself (`ErasureStore.begin`): from then on every write carrying a ticket of
 work that began earlier (a turn streaming its answer, a fact extraction waiting on its model, a document
@@ -65,6 +65,7 @@ async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation
     state, vectors). Work for the chat still running writes nothing afterwards."""
     if tiers is None:
         return ErasureReport(chats=int(await store.delete(conv)))
+    await tiers.present(conv.user_id)  # the chat's keys may be in the cold archive
     erasure = tiers.backend.erasure
     epoch = await erasure.begin(conv.user_id, [conv.chat_id])
     queued = await tiers.fact_queue.drop(conv.user_id, conv.chat_id)
@@ -98,6 +99,8 @@ async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | byt
         return report + ErasureReport(remaining=tuple(f"chat {c!r}" for c in left))
     backend = tiers.backend
     epoch = await backend.erasure.begin(user_id)
+    if tiers.cold is not None:  # the cold archive's file and marker
+        await tiers.cold.forget(user_id)
     found = await user_keys(tiers, user_id)
     chats = await store.list_chats(user_id)
     report = ErasureReport(queued=await tiers.fact_queue.drop(user_id))

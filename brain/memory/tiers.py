@@ -5,6 +5,8 @@ another's."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from brain.errors import NotFoundError
 from brain.keys import archival_base, legacy_recall_base, recall_base
 from brain.llm.protocol import Embed, embed_one
@@ -18,7 +20,15 @@ from brain.storage.backend import Backend
 from brain.storage.blocks import BlockSessionStore, CoreBlockStore
 from brain.storage.queue import FactQueue
 
-__all__ = ["Tiers"]
+__all__ = ["ColdArchive", "Tiers"]
+
+
+class ColdArchive(Protocol):
+    """A backend's archive of cold users (`brain.backends.redis.archive.UserArchive`)."""
+
+    async def present(self, user_id: str | bytes) -> bool: ...
+
+    async def forget(self, user_id: str | bytes) -> bool: ...
 
 
 class Tiers:
@@ -49,6 +59,14 @@ class Tiers:
         self.fact_queue: FactQueue = backend.queue
         self.graph = GraphMemory(backend.graph)
         self.procedures = Procedures(self.index, prefix=self.prefix, embed=embed)
+        self.cold: ColdArchive | None = getattr(backend, "archive", None)
+
+    async def present(self, user_id: str | bytes) -> None:
+        """Bring the user's memory back from the cold archive when it is there (one round trip when it is
+        not). Every way into a user's memory calls this first (a turn, a chat operation, an HTTP or MCP
+        request, the fact worker); `StoreError` when it cannot: never an empty memory."""
+        if self.cold is not None:
+            await self.cold.present(user_id)
 
     def index(self, base: str, *, dated: bool = False, reranked: bool = False) -> SearchIndex:
         """The search index of namespace `base`, fusing this backend's vectors as `fusion` says."""

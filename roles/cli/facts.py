@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from brain.errors import InputError
 from brain.runtime import open_runtime
 from brain.search.analysis import searchable
 from brain.settings import Settings
+from roles.cli.archive import sweep_periodically
 from roles.cli.args import USER_ID
 from roles.cli.progress import progress_to
 from roles.fact_worker import FactWorker
@@ -67,6 +69,7 @@ def _date(ts: float | None) -> str:
 async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
     async with open_runtime(settings) as runtime:
         assert runtime.tiers is not None
+        await runtime.tiers.present(args.user)
         facts = runtime.tiers.facts
         if args.memory_command == "facts":
             if args.repair:
@@ -124,7 +127,11 @@ async def worker_command(settings: Settings, args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
+        sweeping = asyncio.create_task(sweep_periodically(runtime, stop), name="brain-archive-sweep")
         await worker.run(stop)
+        sweeping.cancel()  # an archive cut short leaves its user in Redis (`UserArchive.archive`)
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeping
         drain = settings.memory.facts.drain_seconds
         print(f"fact worker {worker.name}: stopping; applying what it holds (≤ {drain:g} s)", file=sys.stderr)
         try:

@@ -63,6 +63,7 @@ async def graph_command(settings: Settings, args: argparse.Namespace) -> int:
     fmt: Format = "dot" if suffix in _PICTURES else args.format or _TEXT.get(suffix, "mermaid")
     async with open_runtime(settings) as runtime:
         assert runtime.tiers is not None
+        await runtime.tiers.present(args.user)
         as_of = when(args.as_of) if args.as_of else None
         graph = await graph_text(runtime.tiers, args.user, args.entity, as_of, args.all)
     text = render(graph, fmt)

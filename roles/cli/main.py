@@ -19,6 +19,7 @@ from brain.loader import find_config_file, flatten, load_settings_traced
 from brain.logs import configure_logging, redact
 from brain.settings import Settings, mask_url
 from roles.assistant import Assistant
+from roles.cli.archive import add_archive_commands, archive_command
 from roles.cli.args import CHAT_ID, USER_ID
 from roles.cli.checks import check_llm, check_redis
 from roles.cli.facts import add_fact_commands, add_worker_command, fact_command, worker_command
@@ -119,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         help="rewrite the store's append-only file now, so that what was erased is gone from disk too",
         parents=[common],
     )
+    add_archive_commands(memory_commands, common)
     add_fact_commands(memory_commands, common)
     add_graph_command(memory_commands, common)
     add_worker_command(commands, common)
@@ -182,6 +184,8 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return asyncio.run(_check(settings, sys.stdout))
     if args.command == "memory" and args.memory_command in {"facts", "history", "rollback"}:
         return asyncio.run(fact_command(settings, args))
+    if args.command == "memory" and args.memory_command in {"archive", "restore"}:
+        return asyncio.run(archive_command(settings, args))
     if args.command == "memory" and args.memory_command == "graph":
         return asyncio.run(graph_command(settings, args))
     if args.command == "worker":

@@ -180,6 +180,7 @@ async def load_files(
     unchanged one adds nothing), telling `progress` the work and `say` one line per file."""
     if runtime.tiers is None:
         raise InputError("archival memory needs Redis")
+    await runtime.tiers.present(user)
     index = runtime.tiers.archival(user)
     ticket = await runtime.tiers.backend.erasure.ticket(user)
     for name in files:

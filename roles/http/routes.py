@@ -47,6 +47,7 @@ async def _tenant(request: Request) -> Scope:
         request.query_params,
         request.client.host if request.client is not None else "",
     )
+    await _service(request).present(scope)  # every route: the tenant's memory is in Redis from here on
     return scope
 
 

@@ -8,6 +8,8 @@ import asyncio
 from redis.asyncio.cluster import RedisCluster
 
 from brain.backends.redis.api_keys import RedisApiKeyStore
+from brain.backends.redis.archive import UserArchive
+from brain.backends.redis.archive_store import ArchiveStore, store_for
 from brain.backends.redis.block_sessions import BlockScripts, RedisBlockSession
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.conversation import RedisMemoryStore
@@ -48,6 +50,7 @@ class RedisBackend:
         queue_max_len: int = 10_000,
         dead_letters_max: int = 1_000,
         audit_max_events: int = 10_000,
+        archive_store: ArchiveStore | None = None,
     ) -> None:
         self.client, self.prefix, self.name = client, prefix, name
         self.fencing = fencing = Fencing(
@@ -70,12 +73,16 @@ class RedisBackend:
         )
         self.api_keys = RedisApiKeyStore(client, prefix=prefix)
         self.usage = RedisUsageStore(client, prefix=prefix, fencing=fencing)
+        self.archive = UserArchive(
+            client, prefix=prefix, store=archive_store, cluster=isinstance(client, RedisCluster)
+        )
         self._index_scripts = IndexScripts(client)
         self._block_scripts = BlockScripts(client)
 
     @classmethod
     def for_settings(cls, client: RedisClient, settings: Settings, *, name: str = "redis") -> RedisBackend:
         """The backend as `settings` configure it (key prefix, chat expiry, message size, bounds)."""
+        """The backend as `settings` configure it (key prefix, chat expiry, message size, cold archive)."""
         return cls(
             client,
             prefix=settings.redis.key_prefix,
@@ -88,6 +95,7 @@ class RedisBackend:
             queue_max_len=settings.memory.facts.queue_max_len,
             dead_letters_max=settings.memory.facts.dead_letters_max,
             audit_max_events=settings.memory.facts.audit_max_events,
+            archive_store=store_for(settings),
         )
 
     def index(self, base: str) -> RedisIndexStore:
