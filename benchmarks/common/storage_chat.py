@@ -23,6 +23,8 @@ from brain.llm.tokens import Tokenizer
 from brain.llm.usage import Usage
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.tiers import Tiers
+from brain.message import Message
+from brain.storage.index import IndexedDoc
 from brain.storage.usage import ModelUsage
 from roles.modes.tiered import recall_doc
 
@@ -46,9 +48,17 @@ async def write_chat(tiers: Tiers, memory: BrainMemory, pairs: list[Exchange], *
         memory.add_talk(question)
         memory.add_answer(answer)
         await memory.dumps()
-        if index:
-            await recall.add_many([recall_doc(question), recall_doc(answer)])
+        if index:  # as `sync_recall` does: each turn a reference to its seq
+            seq = memory.turn_count
+            await recall.add_many([_recall_doc(question, seq - 1), _recall_doc(answer, seq)])
             await recall.set_source("turns", {"upto": memory.turn_count})
+
+
+def _recall_doc(message: Message, seq: int) -> IndexedDoc:
+    try:
+        return recall_doc(message, seq)  # type: ignore[call-arg,unused-ignore]
+    except TypeError:  # a revision before recall documents referenced their turns (--baseline)
+        return recall_doc(message)
 
 
 async def chat_sizes(

@@ -12,6 +12,7 @@ from collections.abc import Callable, MutableMapping, Sequence
 from brain.errors import ConflictError, InputError, StaleIndexError, StoreError
 from brain.keys import facts_base
 from brain.llm.protocol import Embed, embed_one
+from brain.memory.fact_texts import FactTexts, fact_doc
 from brain.progress import Progress, report
 from brain.search.index import IndexedDoc, SearchIndex
 from brain.storage.facts import (
@@ -22,7 +23,6 @@ from brain.storage.facts import (
     fact_hash,
     fact_key,
     held_at,
-    key_tag,
 )
 
 __all__ = ["AuditEntry", "AuditEvent", "Fact", "FactMemory", "fact_hash", "held_at", "trimmed_event"]
@@ -35,7 +35,7 @@ class FactMemory:
     def __init__(
         self,
         store: FactStore,
-        index: Callable[[str], SearchIndex],
+        index: Callable[..., SearchIndex],
         *,
         prefix: str = "brain",
         embed: Embed | None = None,
@@ -46,7 +46,8 @@ class FactMemory:
         self.embed = embed
 
     def index(self, user_id: str | bytes) -> SearchIndex:
-        return self._index(facts_base(self.prefix, user_id))
+        """The user's fact index: a fact's text is the fact record's, stored once (`FactTexts`)."""
+        return self._index(facts_base(self.prefix, user_id), texts=FactTexts(self.store, user_id))
 
     async def add(
         self,
@@ -89,8 +90,7 @@ class FactMemory:
 
     @staticmethod
     def _doc(fact: Fact) -> IndexedDoc:
-        tags = (fact.category, key_tag(fact.key)) if fact.key else (fact.category,)
-        return IndexedDoc(id=fact.id, text=fact.text, tags=tags, ts=fact.created_at)
+        return fact_doc(fact)
 
     async def merge(
         self,

@@ -14,10 +14,13 @@ from brain.llm.rerank import Rerank
 from brain.memory.facts import AuditEvent, FactMemory, trimmed_event
 from brain.memory.graph import GraphMemory
 from brain.memory.procedures import Procedures
+from brain.memory.recall import TurnTexts
 from brain.search.analysis import Fusion
 from brain.search.index import SearchIndex
+from brain.search.storage import TextSource
 from brain.storage.backend import Backend
 from brain.storage.blocks import BlockSessionStore, CoreBlockStore
+from brain.storage.conversation import Conversation
 from brain.storage.queue import FactQueue
 
 __all__ = ["ColdArchive", "Tiers"]
@@ -68,10 +71,14 @@ class Tiers:
         if self.cold is not None:
             await self.cold.present(user_id)
 
-    def index(self, base: str, *, dated: bool = False, reranked: bool = False) -> SearchIndex:
-        """The search index of namespace `base`, fusing this backend's vectors as `fusion` says."""
+    def index(
+        self, base: str, *, dated: bool = False, reranked: bool = False, texts: TextSource | None = None
+    ) -> SearchIndex:
+        """The search index of namespace `base`, fusing this backend's vectors as `fusion` says; its
+        documents' texts kept in `texts` when given."""
         return SearchIndex(
             self.backend.index(base),
+            texts=texts,
             dated=dated,
             fusion=self.fusion,
             rerank=self.rerank if reranked else None,
@@ -83,8 +90,10 @@ class Tiers:
         return self.index(archival_base(self.prefix, user_id), dated=True, reranked=True)
 
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
-        """One conversation's recall memory."""
-        return self.index(recall_base(self.prefix, user_id, chat_id), dated=True, reranked=True)
+        """One conversation's recall memory (its documents' texts are the turns')."""
+        texts = TurnTexts(self.backend.conversations, Conversation(user_id=user_id, chat_id=chat_id))
+        base = recall_base(self.prefix, user_id, chat_id)
+        return self.index(base, dated=True, reranked=True, texts=texts)
 
     def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSessionStore:
         """One conversation's block memory storage (`memory.mode: blocks`)."""

@@ -15,7 +15,7 @@ from brain.errors import InputError, StoreError
 from brain.llm.rerank import Rerank
 from brain.search.analysis import Fusion, fuse, query_weights, searchable
 from brain.search.filters import tag_list
-from brain.search.storage import DocumentIndex
+from brain.search.storage import DocumentIndex, TextSource
 from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
 
 __all__ = ["Hit", "IndexedDoc", "SearchIndex"]
@@ -40,8 +40,9 @@ class SearchIndex(DocumentIndex):
         depth: int = 500,
         rerank: Rerank | None = None,
         rerank_depth: int = 20,
+        texts: TextSource | None = None,
     ) -> None:
-        super().__init__(store, dated=dated)
+        super().__init__(store, dated=dated, texts=texts)
         self.fusion = fusion or Fusion()
         self.per_term, self.k1, self.b = per_term, k1, b
         self.depth = depth

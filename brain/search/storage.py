@@ -6,7 +6,7 @@ namespace was built by another analysis. Searching is `brain.search.index.Search
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from brain.errors import InputError
 from brain.progress import Progress
@@ -16,7 +16,7 @@ from brain.search.dates import dated_text
 from brain.search.filters import tag_list
 from brain.storage.index import STALE, IndexedDoc, IndexEntry, IndexStore
 
-__all__ = ["DocumentIndex"]
+__all__ = ["DocumentIndex", "TextSource"]
 
 T = TypeVar("T")
 
@@ -25,15 +25,33 @@ def _counts(doc: IndexedDoc, analysis: str) -> dict[str, int]:
     return analysed(doc.text, doc.ts, analysis)
 
 
+class TextSource(Protocol):
+    """Where an index's documents keep their text when it is stored elsewhere already (a conversation's
+    turns, a user's facts): the index stores `reference(doc)` (without the text) and reads documents back
+    through `documents`, so the text is stored once."""
+
+    def reference(self, doc: IndexedDoc) -> IndexedDoc:
+        """What the index stores of `doc`: what the source cannot give back (its id, a reference), the
+        rest left out (an empty text marks a reference). Pure."""
+        ...
+
+    async def documents(self, stored: Sequence[IndexedDoc]) -> list[IndexedDoc | None]:
+        """The stored documents whole again, in order (a stored document with a text is whole already);
+        None for one the source no longer holds (it is then not found)."""
+        ...
+
+
 class DocumentIndex:
     """One namespace's documents (`store.base`, from `brain.keys`). A dated index (recall and archival
     memory) indexes each document with its day in words before its text (`brain.search.dates`): lexically
-    and, through `indexed_text`, in what callers embed."""
+    and, through `indexed_text`, in what callers embed. With `texts`, documents are stored as references
+    and read back through it."""
 
-    def __init__(self, store: IndexStore, *, dated: bool = False) -> None:
+    def __init__(self, store: IndexStore, *, dated: bool = False, texts: TextSource | None = None) -> None:
         self.store = store
         self.base = store.base
         self.dated = dated
+        self.texts = texts
 
     @property
     def analysis(self) -> str:
@@ -48,7 +66,14 @@ class DocumentIndex:
         """Re-analyse every document if the postings were made by another analysis (e.g. an index written
         by an older version). Idempotent; other processes wait for it. Returns how many were re-analysed.
         `progress` is told the counts; without one (a rebuild on first use), they are logged at INFO."""
-        return await self.store.rebuild(self.analysis, _counts, progress)
+        if self.texts is None:
+            return await self.store.rebuild(self.analysis, _counts, progress)
+        full = {d.id: d for d in await self.all_docs()}  # the stored references read back with their text
+
+        def counts(doc: IndexedDoc, analysis: str) -> dict[str, int]:
+            return _counts(full.get(doc.id, doc), analysis)
+
+        return await self.store.rebuild(self.analysis, counts, progress)
 
     async def _current(self, run: Callable[[], Awaitable[T]], stale: Callable[[T], bool]) -> T:
         """`run()`, after a rebuild when its answer says the namespace was built by another analysis."""
@@ -63,8 +88,10 @@ class DocumentIndex:
         tags = tag_list(doc.tags)
         if any(len(t) > 64 or ":" in t or t.split() != [t] for t in tags):
             raise InputError("tags are at most 64 characters, without ':' or spaces")
+        doc = doc.model_copy(update={"tags": tuple(tags)})
         return IndexEntry(
-            doc=doc.model_copy(update={"tags": tuple(tags)}),
+            doc=doc,
+            stored=None if self.texts is None else self.texts.reference(doc),
             counts=_counts(doc, self.analysis),
             vector=tuple(vector) if vector is not None else None,
         )
@@ -85,9 +112,12 @@ class DocumentIndex:
         return sum(1 for r in results if r == 1)
 
     async def delete(self, doc_id: str) -> bool:
-        doc = await self.get(doc_id)
-        if doc is None:
+        """Remove a document; False when there is none. One whose text its source lost goes without its
+        postings (search skips postings of removed documents; a rebuild drops them)."""
+        stored = await self.store.docs([doc_id])
+        if not stored:
             return False
+        doc = (await self._read(stored))[0] or stored[0]
 
         async def run() -> int:
             return await self.store.delete(doc_id, list(_counts(doc, self.analysis)), doc.tags, self.analysis)
@@ -95,14 +125,17 @@ class DocumentIndex:
         return await self._current(run, lambda r: r == STALE) == 1
 
     async def get(self, doc_id: str) -> IndexedDoc | None:
-        docs = await self.store.docs([doc_id])
+        docs = await self._docs([doc_id])
         return docs[0] if docs else None
 
     async def count(self) -> int:
         return await self.store.count()
 
     async def _docs(self, ids: Sequence[str]) -> list[IndexedDoc]:
-        return await self.store.docs(ids)
+        return [d for d in await self._read(await self.store.docs(ids)) if d is not None]
+
+    async def _read(self, stored: list[IndexedDoc]) -> list[IndexedDoc | None]:
+        return list(stored) if self.texts is None or not stored else await self.texts.documents(stored)
 
     async def get_source(self, source: str) -> dict[str, Any] | None:
         """What was recorded for a loaded source (e.g. a document's hash and passage ids)."""
@@ -113,7 +146,7 @@ class DocumentIndex:
 
     async def all_docs(self) -> list[IndexedDoc]:
         """Every document of the namespace, by id."""
-        return await self.store.all_docs()
+        return [d for d in await self._read(await self.store.all_docs()) if d is not None]
 
     async def drop(self) -> int:
         """Delete the whole namespace; how many documents it held."""

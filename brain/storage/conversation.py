@@ -147,6 +147,11 @@ class ConversationStore(SummaryStore, Protocol):
         """Turns with seq in [start, start + count), oldest first."""
         ...
 
+    async def turns_at(self, conv: Conversation, seqs: Sequence[int]) -> list[Turn]:
+        """The turns with these seqs, in the order given; a seq with no turn is left out (one round trip:
+        what the search index reads its hits' text from)."""
+        ...
+
     async def seq_of(self, conv: Conversation, message_id: str) -> int | None:
         """Where the turn with `message_id` is stored (its seq), or None when no turn has that id (what
         makes a retried call with the same message id find the turn it already stored)."""

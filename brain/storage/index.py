@@ -62,14 +62,21 @@ class Hit(BaseModel):
 
 
 class IndexEntry(BaseModel):
-    """A document as the store indexes it: the record (tags normalized), its term counts under the
-    namespace's analysis, and its embedding when there is one."""
+    """A document as the store indexes it: the document (tags normalized; its time and tags are indexed),
+    its term counts under the namespace's analysis, its embedding when there is one, and `stored`, what the
+    store keeps and gives back as its record (the document itself when None; a reference when its text is
+    kept elsewhere: `brain.search.storage.TextSource`)."""
 
     model_config = ConfigDict(frozen=True)
 
     doc: IndexedDoc
     counts: dict[str, int]
     vector: tuple[float, ...] | None = None
+    stored: IndexedDoc | None = None
+
+    @property
+    def record(self) -> IndexedDoc:
+        return self.doc if self.stored is None else self.stored
 
 
 @dataclass(frozen=True, slots=True)

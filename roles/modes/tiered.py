@@ -27,12 +27,12 @@ from brain.memory.brain_memory import BrainMemory
 from brain.memory.context import fit_prompt, pressure_note, prompt_tokens
 from brain.memory.core import Block, Place, tenant_blocks
 from brain.memory.graph import graph_links
+from brain.memory.recall import recall_doc
 from brain.memory.steps import kept_steps
-from brain.message import Message, speaker
+from brain.message import Message
 from brain.progress import Progress, report
 from brain.runtime import Runtime
 from brain.search.analysis import searchable
-from brain.search.index import IndexedDoc
 from roles.access import PASSAGE_AGENT, agent_of, passage_agent, tenant_of
 from roles.memory_tools import MemoryTools
 from roles.modes.brain import BrainMode
@@ -51,16 +51,6 @@ DEFAULT_BLOCKS = (
     ),
     Block(label="human", value="", limit=2_000, description="what you know about the user"),
 )
-
-
-def recall_doc(message: Message) -> IndexedDoc:
-    """A turn as recall memory indexes it."""
-    return IndexedDoc(
-        id=message.id,
-        text=f"{speaker(message)}: {message.content}",
-        ts=message.created_at.timestamp(),
-        tags=(message.role,),
-    )
 
 
 class TieredMode(BrainMode):
@@ -226,7 +216,7 @@ class TieredMode(BrainMode):
             turns = await memory.read_history(upto + 1, 500)
             if not turns:
                 break
-            docs = [recall_doc(t.message) for t in turns if not t.hidden]
+            docs = [recall_doc(t.message, t.seq) for t in turns if not t.hidden]
             vectors = (
                 await tiers.embed([recall.indexed_text(d) for d in docs])
                 if tiers.embed is not None and docs

@@ -132,6 +132,13 @@ class InMemoryStore:
         turns = record.turns[max(start, 1) - 1 : max(start, 1) - 1 + count]
         return [replace(t, hidden=t.seq in record.hidden) for t in turns]
 
+    async def turns_at(self, conv: Conversation, seqs: Sequence[int]) -> list[Turn]:
+        record = self._get(conv)
+        if record is None:
+            return []
+        held = [record.turns[s - 1] for s in seqs if 1 <= s <= len(record.turns)]
+        return [replace(t, hidden=t.seq in record.hidden) for t in held]
+
     async def seq_of(self, conv: Conversation, message_id: str) -> int | None:
         record = self._get(conv)
         return None if record is None else record.ids.get("t:" + message_id)

@@ -136,7 +136,7 @@ class MemoryIndexStore:
         length = min(sum(entry.counts.values()), MAX_LENGTH)
         state.seq += 1
         state.nums[doc.id] = state.seq
-        state.docs[doc.id] = doc.model_dump_json()
+        state.docs[doc.id] = entry.record.model_dump_json()
         state.lens[doc.id] = length
         state.times[doc.id] = doc.ts
         state.total += length
@@ -208,7 +208,9 @@ class MemoryIndexStore:
             df = len(posted)
             idf = float(terms[term]) * math.log(1 + (n - df + 0.5) / (df + 0.5))
             for doc_id, tf in _highest(posted, per_term, state.nums):
-                length = state.lens.get(doc_id, avg)
+                if doc_id not in state.docs:  # removed without these postings: skipped, as in Redis
+                    continue
+                length = state.lens[doc_id]
                 score = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / avg))
                 scores[doc_id] = score if doc_id not in scores else scores[doc_id] + score
         low = -_FOREVER if start is None else start

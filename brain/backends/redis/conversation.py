@@ -225,6 +225,24 @@ class RedisMemoryStore:
             replace(t, hidden=True) if t.seq in gone else t for t in parse_turns(keys.turns, raw, start - 1)
         ]
 
+    async def turns_at(self, conv: Conversation, seqs: Sequence[int]) -> list[Turn]:
+        seqs = [s for s in seqs if s >= 1]  # LINDEX counts a negative index from the end
+        if not seqs:
+            return []
+        keys = self.keys(conv)
+        async with self._client.pipeline(transaction=False) as pipe:
+            for seq in seqs:
+                pipe.lindex(keys.turns, seq - 1)
+            pipe.smembers(keys.hidden)
+            *raws, hidden = await pipe.execute()
+        gone = {int(h) for h in hidden}
+        found = [(seq, raw) for seq, raw in zip(seqs, raws, strict=True) if raw is not None]
+        return [
+            replace(turn, hidden=True) if turn.seq in gone else turn
+            for seq, raw in found
+            for turn in parse_turns(keys.turns, [raw], seq - 1)
+        ]
+
     async def seq_of(self, conv: Conversation, message_id: str) -> int | None:
         packed = packed_id(message_id)
         fields = [message_id[:1], "t:" + message_id] if packed else ["t:" + message_id]

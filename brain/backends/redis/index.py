@@ -11,7 +11,6 @@ as). The packed layout is `brain.backends.redis.index_scripts`'s.
 from __future__ import annotations
 
 import json
-import struct
 from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -27,12 +26,33 @@ from brain.search.filters import text
 from brain.storage.index import Counts, IndexedDoc, IndexEntry, Ranking
 from brain.telemetry import TracedScript
 
-__all__ = ["IndexScripts", "RedisIndexStore", "layout_version"]
+__all__ = ["IndexScripts", "RedisIndexStore", "layout_version", "unpack_postings"]
 
 
 def layout_version(analysis: str) -> str:
     """What a namespace records for postings made by `analysis` in this layout. Pure."""
     return analysis + LAYOUT
+
+
+def unpack_postings(packed: bytes) -> list[tuple[int, int]]:
+    """A term's packed postings (`brain.backends.redis.index_scripts`) as (number, tf) pairs. Pure."""
+    out: list[tuple[int, int]] = []
+    pos, num = 8, 0
+    while pos < len(packed):
+        value, shift = 0, 0
+        while True:
+            byte = packed[pos]
+            pos += 1
+            value |= (byte & 127) << shift
+            shift += 7
+            if byte < 128:
+                break
+        tf = 1
+        if value & 1:
+            tf, pos = packed[pos], pos + 1
+        num += value >> 1
+        out.append((num, tf))
+    return out
 
 
 def _low(start: float | None) -> float:
@@ -90,7 +110,7 @@ class RedisIndexStore:
         postings = " ".join(f"{term} {tf}" for term, tf in entry.counts.items())
         packed = array("f", entry.vector).tobytes() if entry.vector is not None else b""
         length = sum(entry.counts.values())
-        record = doc.model_dump_json()
+        record = entry.record.model_dump_json(exclude_defaults=True)  # the id first, as the scripts read it
         return [
             doc.id,
             record,
@@ -167,7 +187,7 @@ class RedisIndexStore:
     async def postings(self, term: str) -> dict[str, int]:
         """A term's postings as ids and term frequencies (for inspection and tests)."""
         packed = cast(bytes, await self._client.hget(self._key("post"), term) or b"")
-        entries = [struct.unpack_from(">IB", packed, i) for i in range(0, len(packed), 5)]
+        entries = unpack_postings(packed)
         records = await self._client.hmget(self._key("docs"), [num for num, _ in entries]) if entries else []
         return {
             IndexedDoc.model_validate_json(r).id: tf for r, (_, tf) in zip(records, entries, strict=True) if r
@@ -235,11 +255,11 @@ class RedisIndexStore:
         """Delete every key the namespace's documents can have made (no keyspace scan)."""
         stored = await self.stored()
         docs = await self.all_docs()
-        parts = set(PARTS) | {f"tag:{text(tag)}" for tag in await self._client.smembers(self._key("tags"))}
+        parts = set(PARTS)
         for doc in docs:
-            if not stored.endswith(LAYOUT):  # an older layout: a sorted set per term, lengths by id
-                parts |= {f"post:{term}" for term in counts(doc, stored.lstrip("~"))} | {"len"}
-            parts |= {f"tag:{tag}" for tag in doc.tags}
+            if not stored.endswith(LAYOUT):  # an older layout: a key per term and per tag, lengths by id
+                parts |= {f"post:{term}" for term in counts(doc, stored.lstrip("~"))} | {"len", "time"}
+                parts |= {f"tag:{tag}" for tag in doc.tags}
         keys = sorted(self._key(p) for p in parts)
         for start in range(0, len(keys), 500):
             await self._client.delete(*keys[start : start + 500])

@@ -8,16 +8,18 @@ from brain.backends.redis.index_scripts import COMMON, ID_OF
 
 __all__ = ["ALLOWED", "BY_TIME", "DOCS", "SEARCH"]
 
-DOCS = """
+DOCS = (
+    COMMON
+    + """
 -- KEYS: docs; ARGV: ids. Returns each id's record, or false for an id that is not there.
-local base = string.sub(KEYS[1], 1, #KEYS[1] - 5)
 local out = {}
 for i, id in ipairs(ARGV) do
-  local num = redis.call('HGET', base .. ':num', id)
+  local num = num_of(id)
   out[i] = num and redis.call('HGET', KEYS[1], num) or false
 end
 return out
 """
+)
 
 _TIMED = """
 -- (after COMMON and ID_OF) The live numbers timed within [t0, t1] with their times.
@@ -38,29 +40,20 @@ ALLOWED = (
     + """
 -- KEYS: docs; ARGV: start, end ('' for an open end of an undated filter: no time filter), tags... Returns
 -- the ids carrying one of the tags (any, without tags) and timed within [start, end] (any, undated).
-local dated = ARGV[1] ~= ''
 local wanted = {}
-for i = 3, #ARGV do wanted[#wanted + 1] = redis.call('GET', key('tag:' .. ARGV[i])) or '' end
+for i = 3, #ARGV do wanted[#wanted + 1] = ARGV[i] end
+local allowed = tagged(wanted)
 local out = {}
-if dated then
+if ARGV[1] ~= '' then
   for _, entry in ipairs(timed(tonumber(ARGV[1]), tonumber(ARGV[2]))) do
-    local ok = #wanted == 0
-    for _, bits in ipairs(wanted) do if bit_set(bits, entry[1]) then ok = true; break end end
-    if ok then out[#out + 1] = id_of(entry[1]) end
+    if not allowed or allowed[entry[1]] then out[#out + 1] = id_of(entry[1]) end
   end
   return out
 end
-local seen = {}
-for _, bits in ipairs(wanted) do
-  for i = 1, #bits do
-    local b = byte(bits, i)
-    if b > 0 then
-      for j = 0, 7 do
-        local num = (i - 1) * 8 + j
-        if not seen[num] and bit_set(bits, num) then seen[num] = true; out[#out + 1] = id_of(num) end
-      end
-    end
-  end
+local lens = redis.call('GET', key('lens')) or ''
+for num in pairs(allowed or {}) do
+  local hi, lo = byte(lens, 2 * num - 1, 2 * num)
+  if hi and (hi > 0 or lo > 0) then out[#out + 1] = id_of(num) end
 end
 return out
 """
@@ -106,13 +99,14 @@ for term in string.gmatch(ARGV[1], '%S+') do
   t = t + 1
   local held = redis.call('HGET', key('post'), term)
   if held then
-    local df = #held / 5
+    local _, df = struct.unpack('>I4I4', held)
     local idf = (weights[t] or 1) * math.log(1 + (n - df + 0.5) / (df + 0.5))
+    local nums, tfs = postings(held)
     local take = per_term > 0 and per_term or df + per_term  -- as a sorted set's range 0 .. per_term - 1
     local all, least, room = take >= df, 256, 0  -- else: every tf above `least`, and `room` of it
     if not all and take > 0 then
       local counts = {}
-      for i = 5, #held, 5 do local tf = byte(held, i); counts[tf] = (counts[tf] or 0) + 1 end
+      for _, tf in ipairs(tfs) do counts[tf] = (counts[tf] or 0) + 1 end
       local above = 0
       for tf = 255, 1, -1 do
         local c = counts[tf]
@@ -122,24 +116,26 @@ for term in string.gmatch(ARGV[1], '%S+') do
         end
       end
     end
-    for i = #held - 4, 1, -5 do  -- the latest added first: they win ties at `least`
-      local a, c, d, e, tf = byte(held, i, i + 4)
+    for j = #nums, 1, -1 do  -- the latest added first: they win ties at `least`
+      local tf = tfs[j]
       local use = all or tf > least
       if not use and tf == least and room > 0 then use = true; room = room - 1 end
       if use then
-        local num = ((a * 256 + c) * 256 + d) * 256 + e
+        local num = nums[j]
         local hi, lo = byte(lens, 2 * num - 1, 2 * num)
-        local len = avg
-        if hi and (hi > 0 or lo > 0) then len = hi * 256 + lo - 1 end
-        local s = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg))
-        if scores[num] == nil then order[#order + 1] = num; scores[num] = s
-        else scores[num] = scores[num] + s end
+        if hi and (hi > 0 or lo > 0) then  -- else the document was removed (without these postings)
+          local len = hi * 256 + lo - 1
+          local s = idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg))
+          if scores[num] == nil then order[#order + 1] = num; scores[num] = s
+          else scores[num] = scores[num] + s end
+        end
       end
     end
   end
 end
-local tags = {}
-for tag in string.gmatch(ARGV[2], '%S+') do tags[#tags + 1] = redis.call('GET', key('tag:' .. tag)) or '' end
+local wanted = {}
+for tag in string.gmatch(ARGV[2], '%S+') do wanted[#wanted + 1] = tag end
+local allowed = tagged(wanted)
 local timed = t0 > -1e300 or t1 < 1e300
 local times = timed and (redis.call('GET', key('ts')) or '') or ''
 local function before(x, y)  -- whether hit x ranks before hit y: higher score, then smaller id
@@ -165,12 +161,7 @@ for _, num in ipairs(order) do
     if #times >= 8 * num then ts = struct.unpack('>d', times, 8 * (num - 1) + 1) end
     ok = ts >= t0 and ts <= t1
   end
-  if ok and #tags > 0 then
-    ok = false
-    for _, bits in ipairs(tags) do
-      if bit_set(bits, num) then ok = true; break end
-    end
-  end
+  if ok and allowed then ok = allowed[num] == true end
   if ok then
     total = total + 1
     local hit = {num, scores[num]}

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from brain.backends.redis.index_scripts import LAYOUT
 from brain.errors import StoreError
 from brain.progress import Progress, ProgressLog, report
-from brain.search.filters import text
 from brain.storage.index import Counts, IndexEntry
 
 if TYPE_CHECKING:
@@ -67,9 +66,7 @@ async def rebuild(
         fresh = [IndexEntry(doc=doc, counts=counts(doc, analysis)) for doc in docs]  # before any change
         building = "~" + version
         await client.hset(f"{base}:stats", mapping={"v": building, "n": 0, "total": 0, "seq": 0})
-        tags = {t for doc in docs for t in doc.tags} | {
-            text(t) for t in await client.smembers(f"{base}:tags")
-        }
+        tags = {t for doc in docs for t in doc.tags}  # an older layout's sets
         keys = [f"{base}:post:{term}" for term in sorted(old_terms)] + [f"{base}:{p}" for p in _DERIVED]
         keys += [f"{base}:tag:{tag}" for tag in sorted(tags)]
         for start in range(0, len(keys), 500):

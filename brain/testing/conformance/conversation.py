@@ -120,6 +120,15 @@ class ConversationStoreConformance(BackendSuite):
         assert (await store.load(CONV, window_turns=1, knowledge_items=0)).meta.window_tokens == 40
         assert [t.seq for t in await store.read_turns(CONV, 3, 2)] == [3, 4]
 
+    async def test_turns_at_reads_the_seqs_named(self, backend: Backend) -> None:
+        store = backend.conversations
+        assert await store.turns_at(CONV, [1, 2]) == []
+        await store.write(CONV, batch(msgs(10)))
+        await store.hide_turns(CONV, [4])
+        turns = await store.turns_at(CONV, [7, 0, -1, 4, 11, 2])
+        assert [(t.seq, t.hidden) for t in turns] == [(7, False), (4, True), (2, False)]
+        assert turns == [t for s in (7, 4, 2) for t in await store.read_turns(CONV, s, 1)]
+
     async def test_summary_commit_conflicts(self, backend: Backend) -> None:
         store = backend.conversations
         await store.write(CONV, batch(msgs(10)))

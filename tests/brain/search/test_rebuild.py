@@ -138,11 +138,11 @@ async def test_an_index_of_analysis_2_is_rebuilt_with_characters(
         old = redis_index(redis_client, base, dated=True)
         await old.add_many(docs)
         assert old.analysis == "2d" and (await old.search("猫"))[1] == 0
-    assert await redis_client.hget(f"{base}:stats", "v") == b"2d/p2"
+    assert await redis_client.hget(f"{base}:stats", "v") == b"2d/p4"
     index = redis_index(redis_client, base, dated=True)
     hits, total = await index.search("猫")
     assert [h.doc.id for h in hits] == ["t1"] and total == 1
-    assert await redis_client.hget(f"{base}:stats", "v") == b"3d/p2"
+    assert await redis_client.hget(f"{base}:stats", "v") == b"3d/p4"
     assert isinstance(index.store, RedisIndexStore) and (await index.store.postings("茶"))["t2"] == 1
     assert [h.doc.id for h in (await index.search("绿茶"))[0]] == ["t2"]
     assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []

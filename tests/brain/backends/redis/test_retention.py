@@ -35,9 +35,9 @@ async def test_every_key_of_a_chat_namespace_expires_with_the_chat(redis_client:
     await index.set_source("turns", {"upto": 1})
     await index.add_many([entry], [[0.5, 0.5]])
     ttls = await _ttls(redis_client, f"{recall.base}:*")
-    parts = {"docs", "num", "post", "lens", "ts", "stats", "tags"}
+    parts = {"docs", "num", "post", "lens", "ts", "stats"}
     assert parts <= {k.rsplit(":", 1)[-1] for k in ttls}
-    assert {"sources", "vec", "vseq", "tag:user", "tag:assistant"} <= {k.split(":", 2)[-1] for k in ttls}
+    assert {"sources", "vec", "vseq"} <= {k.rsplit(":", 1)[-1] for k in ttls}
     assert all(490 < t <= 500 for t in ttls.values()), ttls
     archival = DocumentIndex(backend.index(archival_base("ret", "ann")), dated=True)
     await archival.add_many([doc])
