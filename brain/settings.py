@@ -311,6 +311,22 @@ class BlockSettings(BaseModel):
         return int(self.token_limit * self.chat_history_token_ratio)
 
 
+class RetentionSettings(BaseModel):
+    """How long turns stay verbatim (`brain.memory.retention`). Past both limits that are set, a turn loses
+    its raw text, but only once the chat's summary covers it and, with fact memory on, the fact worker has
+    read it; both unset (the default): every turn is kept."""
+
+    model_config = _FROZEN
+
+    keep_turns: int | None = Field(None, ge=0, description="the newest N turns of a chat stay verbatim")
+    keep_days: float | None = Field(None, ge=0, description="turns of the last N days stay verbatim")
+    every_seconds: float = Field(3_600.0, gt=0, description="how often `brain worker` applies the policy")
+
+    @property
+    def enabled(self) -> bool:
+        return self.keep_turns is not None or self.keep_days is not None
+
+
 class MemorySettings(BaseModel):
     """Memory policy: durability, size limits and the summarizer's budget."""
 
@@ -343,6 +359,7 @@ class MemorySettings(BaseModel):
     archive_url: str | None = Field(
         None, description="the cold archive by URL instead (file://...; object storage needs fsspec)"
     )
+    retention: RetentionSettings = RetentionSettings()
     summarize_share: float = Field(0.75, gt=0, le=1)
     keep_recent_share: float = Field(0.5, ge=0, lt=1)
     prompt_history_share: float = Field(0.4, gt=0, lt=1)

@@ -31,6 +31,7 @@ class ExportedTurn(BaseModel):
     seq: int
     tokens: int
     hidden: bool = False
+    dropped: bool = False  # retention dropped its text (the summary holds it): `message` has none
     message: Message
 
 
@@ -65,8 +66,8 @@ class ConversationExport(BaseModel):
 async def export_conversation(
     store: MemoryStore, conv: Conversation, progress: Progress | None = None
 ) -> ConversationExport:
-    """Everything stored for the conversation (every raw turn, hidden ones flagged), read page by page;
-    `progress` is told the turns read."""
+    """Everything stored for the conversation (every raw turn; hidden ones and those whose text retention
+    dropped flagged), read page by page; `progress` is told the turns read."""
     state = await store.load(conv, window_turns=0, knowledge_items=0)
     task, count = f"exporting {conv.label}", state.meta.turn_count
     report(progress, task, 0, count, "turns")
@@ -93,7 +94,8 @@ async def export_conversation(
         title=meta.title,
         last_talk=meta.last_talk,
         turns=tuple(
-            ExportedTurn(seq=t.seq, tokens=t.tokens, hidden=t.hidden, message=t.message) for t in turns
+            ExportedTurn(seq=t.seq, tokens=t.tokens, hidden=t.hidden, dropped=t.dropped, message=t.message)
+            for t in turns
         ),
         knowledge=tuple(knowledge),
     )
@@ -151,6 +153,9 @@ async def import_conversation(
     hidden = [t.seq for t in turns if t.hidden]
     if hidden:
         await store.hide_turns(conv, hidden)
+    dropped = max((t.seq for t in turns if t.dropped), default=0)
+    if dropped:  # ConflictError when the export's summary does not reach them
+        await store.drop_text(conv, dropped)
     if export.title:
         await store.set_title(conv, export.title)
     report(progress, task, len(turns), len(turns), "turns")

@@ -2,6 +2,8 @@
 
 A store keeps, per conversation: every turn ever appended (never trimmed), knowledge, and a metadata
 record (summary and how far it reaches, counters, last_talk, title). Appends are idempotent by message id.
+A retention policy (`brain.memory.retention`) may drop the text of the oldest turns once the summary and
+the facts cover them: each keeps its place, id, role, time and token count, flagged `dropped`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "Turn",
     "WriteBatch",
     "WriteResult",
+    "without_text",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -56,6 +59,7 @@ class Turn:
     tokens: int
     message: Message
     hidden: bool = False
+    dropped: bool = False  # its text was dropped by retention: `message` keeps id, role and time only
 
 
 class ConversationMeta(BaseModel):
@@ -70,6 +74,7 @@ class ConversationMeta(BaseModel):
     title: str = ""
     usage: Usage = Usage(prompt_tokens=0, completion_tokens=0)  # LLM tokens of the chat's answers so far
     calls: int = 0  # LLM calls of the chat's answers so far
+    dropped_upto: int = 0  # turns with seq <= dropped_upto lost their text to retention (<= summary_upto)
 
 
 class StoredState(BaseModel):
@@ -106,6 +111,13 @@ class WriteResult(BaseModel):
     added: int = Field(description="turns and knowledge records that were new")
     window_tokens: int = 0  # tokens of the unsummarized turns after this write
     turn_count: int = 0
+
+
+def without_text(message: Message) -> Message:
+    """What a turn whose text retention dropped keeps of its message: id, role, sender, cause and time,
+    with empty content. Pure."""
+    kept = message.model_dump(include={"id", "role", "sent_from", "cause_by", "created_at"})
+    return Message.model_validate({**kept, "content": ""})
 
 
 @runtime_checkable
@@ -159,6 +171,13 @@ class ConversationStore(SummaryStore, Protocol):
 
     async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
         """Take turns back (they stay stored, flagged hidden, out of the window). Returns the version."""
+        ...
+
+    async def drop_text(self, conv: Conversation, upto: int) -> int:
+        """Drop the raw text of turns [1, `upto`], atomically: each keeps its seq, id, role, sender, cause,
+        time, token count and hidden flag, its content emptied and its metadata gone, flagged `dropped`;
+        the ids hash and window are untouched. Idempotent: returns how many turns lost their text now (0
+        on a repeat). `ConflictError` when the chat does not exist or the summary does not reach `upto`."""
         ...
 
     async def read_knowledge(self, conv: Conversation, start: int, count: int) -> list[Message]:

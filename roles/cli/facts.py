@@ -19,6 +19,7 @@ from brain.settings import Settings
 from roles.cli.archive import sweep_periodically
 from roles.cli.args import USER_ID
 from roles.cli.progress import progress_to
+from roles.cli.retention import retain_periodically
 from roles.fact_worker import FactWorker
 from roles.service import as_of_time as when
 
@@ -128,10 +129,12 @@ async def worker_command(settings: Settings, args: argparse.Namespace) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         sweeping = asyncio.create_task(sweep_periodically(runtime, stop), name="brain-archive-sweep")
+        retaining = asyncio.create_task(retain_periodically(runtime, stop), name="brain-retention")
         await worker.run(stop)
-        sweeping.cancel()  # an archive cut short leaves its user in Redis (`UserArchive.archive`)
-        with contextlib.suppress(asyncio.CancelledError):
-            await sweeping
+        for job in (sweeping, retaining):
+            job.cancel()  # an archive cut short leaves its user in Redis; retention is idempotent
+            with contextlib.suppress(asyncio.CancelledError):
+                await job
         drain = settings.memory.facts.drain_seconds
         print(f"fact worker {worker.name}: stopping; applying what it holds (≤ {drain:g} s)", file=sys.stderr)
         try:

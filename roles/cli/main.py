@@ -27,6 +27,7 @@ from roles.cli.graph import add_graph_command, graph_command
 from roles.cli.memory import agent_command, memory_command
 from roles.cli.persona import PersonaChoice, add_persona_arguments, apply_persona, assistant_options
 from roles.cli.repl import run_repl
+from roles.cli.retention import add_retain_command, retain_command
 from roles.cli.serve import add_service_commands, keys_command, mcp_command, serve_command
 from roles.cli.session import ChatSession
 from roles.deploy import load_deployment, run_deployment
@@ -121,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     add_archive_commands(memory_commands, common)
+    add_retain_command(memory_commands, common)
     add_fact_commands(memory_commands, common)
     add_graph_command(memory_commands, common)
     add_worker_command(commands, common)
@@ -186,6 +188,8 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         return asyncio.run(fact_command(settings, args))
     if args.command == "memory" and args.memory_command in {"archive", "restore"}:
         return asyncio.run(archive_command(settings, args))
+    if args.command == "memory" and args.memory_command == "retain":
+        return asyncio.run(retain_command(settings, args))
     if args.command == "memory" and args.memory_command == "graph":
         return asyncio.run(graph_command(settings, args))
     if args.command == "worker":

@@ -216,7 +216,7 @@ class TieredMode(BrainMode):
             turns = await memory.read_history(upto + 1, 500)
             if not turns:
                 break
-            docs = [recall_doc(t.message, t.seq) for t in turns if not t.hidden]
+            docs = [recall_doc(t.message, t.seq) for t in turns if not t.hidden and not t.dropped]
             vectors = (
                 await tiers.embed([recall.indexed_text(d) for d in docs])
                 if tiers.embed is not None and docs

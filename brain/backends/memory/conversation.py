@@ -21,6 +21,7 @@ from brain.storage.conversation import (
     Turn,
     WriteBatch,
     WriteResult,
+    without_text,
 )
 
 __all__ = ["InMemoryStore"]
@@ -167,6 +168,22 @@ class InMemoryStore:
             update={"window_tokens": max(meta.window_tokens - tokens, 0), "version": meta.version + 1}
         )
         return record.meta.version
+
+    async def drop_text(self, conv: Conversation, upto: int) -> int:
+        self._space.check(conv.user_id)
+        record = self._get(conv)
+        if record is None:
+            raise ConflictError(f"{conv.label}: conversation does not exist")
+        meta = record.meta
+        if upto > meta.summary_upto:
+            raise ConflictError(f"{conv.label}: the summary reaches turn {meta.summary_upto}, not {upto}")
+        if upto <= meta.dropped_upto:
+            return 0
+        for turn in record.turns[meta.dropped_upto : upto]:
+            if not turn.dropped:
+                record.turns[turn.seq - 1] = replace(turn, message=without_text(turn.message), dropped=True)
+        record.meta = meta.model_copy(update={"dropped_upto": upto, "version": meta.version + 1})
+        return upto - meta.dropped_upto
 
     async def commit_summary(
         self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int

@@ -26,7 +26,14 @@ from brain.backends.redis.conversation_records import (
     parse_turns,
     turn_record,
 )
-from brain.backends.redis.conversation_scripts import COMMIT_SUMMARY, HIDE, LOAD, SET_TITLE, WRITE
+from brain.backends.redis.conversation_scripts import (
+    COMMIT_SUMMARY,
+    DROP_TEXT,
+    HIDE,
+    LOAD,
+    SET_TITLE,
+    WRITE,
+)
 from brain.backends.redis.fence import Fencing, RedisErasureStore, fenced
 from brain.errors import ConflictError, ErasedError, InputError, StoreError
 from brain.keys import (
@@ -78,6 +85,7 @@ class RedisMemoryStore:
         self._commit = TracedScript(client.register_script(fenced(COMMIT_SUMMARY)), "chat.commit_summary")
         self._title = TracedScript(client.register_script(fenced(SET_TITLE)), "chat.set_title")
         self._hide = TracedScript(client.register_script(fenced(HIDE)), "chat.hide")
+        self._drop = TracedScript(client.register_script(fenced(DROP_TEXT)), "chat.drop_text")
 
     def keys(self, conv: Conversation) -> ConversationKeys:
         return conversation_keys(self.prefix, conv.user_id, conv.chat_id)
@@ -263,6 +271,9 @@ class RedisMemoryStore:
 
     async def hide_turns(self, conv: Conversation, seqs: Sequence[int]) -> int:
         return int(await self._run(self._hide, self.keys(conv), [self.ttl, *seqs], conv.user_id))
+
+    async def drop_text(self, conv: Conversation, upto: int) -> int:
+        return int(await self._run(self._drop, self.keys(conv), [max(upto, 0), self.ttl], conv.user_id))
 
     async def commit_summary(
         self, conv: Conversation, *, summary: str, upto: int, expected_upto: int, tokens: int

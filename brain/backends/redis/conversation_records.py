@@ -37,6 +37,7 @@ class TurnRecord(BaseModel):
     v: int
     tok: int
     msg: Message
+    dropped: bool = False  # retention dropped its text (`conversation_scripts.DROP_TEXT`)
 
 
 class KnowledgeRecord(BaseModel):
@@ -107,6 +108,7 @@ def parse_meta(
             last_talk=pending.decode() if pending is not None else _legacy_talk(fields),
             title=fields.get("title", b"").decode(),
             calls=int(fields.get("usage_calls", b"0")),
+            dropped_upto=int(fields.get("dropped_upto", b"0")),
             usage=Usage(
                 prompt_tokens=int(fields.get("usage_prompt_tokens", b"0")),
                 completion_tokens=int(fields.get("usage_completion_tokens", b"0")),
@@ -141,7 +143,9 @@ def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
             _PARSED.clear()
         for i, record in zip(missing, parsed, strict=True):
             records[i] = _PARSED[raw[i]] = record
-    return [Turn(offset + i + 1, r.tok, r.msg) for i, r in enumerate(records) if r is not None]
+    return [
+        Turn(offset + i + 1, r.tok, r.msg, dropped=r.dropped) for i, r in enumerate(records) if r is not None
+    ]
 
 
 def parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:

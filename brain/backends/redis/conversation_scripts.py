@@ -9,7 +9,7 @@ stored) as field 't:<id>' -> sequence number; knowledge ids as 'k:<id>' -> 0. Th
 pending text of a turn in progress (`last_talk`) is a string key of its own, deleted when the turn is done
 (older versions kept it in the meta hash as 'last_talk': read, and removed when next set or cleared)."""
 
-__all__ = ["COMMIT_SUMMARY", "HIDE", "LOAD", "SET_TITLE", "WRITE"]
+__all__ = ["COMMIT_SUMMARY", "DROP_TEXT", "HIDE", "LOAD", "SET_TITLE", "WRITE"]
 
 # Creates the meta hash of a new conversation; checks the schema version of an existing one.
 # ARGV[2]: schema version, ARGV[3]: user_id, ARGV[4]: chat_id, ARGV[7]: now (both scripts place them so).
@@ -204,4 +204,40 @@ local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 local ttl = tonumber(ARGV[1])
 if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
 return version
+"""
+
+# ARGV: upto, ttl -> turns whose text was dropped now
+# Retention: the records of turns (dropped_upto, upto] are rewritten in place (LSET) as stubs keeping the
+# record's version, tokens, and the message's id, role, sender, cause and time, flagged "dropped"; the meta's
+# dropped_upto moves to upto. Refused past summary_upto: no turn loses its text before the summary has it.
+DROP_TEXT = """
+local meta, turns = KEYS[1], KEYS[2]
+if redis.call('EXISTS', meta) == 0 then return redis.error_reply('BRAIN_CONFLICT conversation is gone') end
+local upto = tonumber(ARGV[1])
+local summarized = tonumber(redis.call('HGET', meta, 'summary_upto') or '0')
+local done = tonumber(redis.call('HGET', meta, 'dropped_upto') or '0')
+if not summarized or not done then return redis.error_reply('BRAIN_CORRUPT summary_upto or dropped_upto') end
+if upto > summarized then
+  return redis.error_reply('BRAIN_CONFLICT the summary reaches turn ' .. summarized .. ', not ' .. upto)
+end
+if upto <= done then return 0 end
+local records = redis.call('LRANGE', turns, done, upto - 1)
+for i, raw in ipairs(records) do
+  local ok, record = pcall(cjson.decode, raw)
+  if not ok or type(record) ~= 'table' or type(record['msg']) ~= 'table' then
+    return redis.error_reply('BRAIN_CORRUPT turn ' .. (done + i) .. ' is not a turn record')
+  end
+  if not record['dropped'] then
+    local m = record['msg']
+    local stub = {id = m['id'], role = m['role'], sent_from = m['sent_from'], cause_by = m['cause_by'],
+      created_at = m['created_at'], content = ''}
+    redis.call('LSET', turns, done + i - 1,
+      cjson.encode({v = record['v'], tok = record['tok'], dropped = true, msg = stub}))
+  end
+end
+redis.call('HSET', meta, 'dropped_upto', upto)  -- not updated_at: retention is not the user's activity
+redis.call('HINCRBY', meta, 'version', 1)
+local ttl = tonumber(ARGV[2])
+if ttl > 0 then for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end end
+return #records
 """

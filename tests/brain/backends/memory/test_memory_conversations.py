@@ -1,4 +1,4 @@
-"""The in-memory backend passes the conversation and procedure suites."""
+"""The in-memory backend passes the conversation, retention and procedure suites."""
 
 from __future__ import annotations
 
@@ -9,9 +9,16 @@ from brain.memory.tiers import Tiers
 from brain.storage import ProcedureStore
 from brain.testing.conformance.conversation import ConversationStoreConformance
 from brain.testing.conformance.procedures import ProcedureStoreConformance
+from brain.testing.conformance.retention import TurnRetentionConformance
 
 
 class TestMemoryConversations(ConversationStoreConformance):
+    @pytest.fixture
+    def backend(self) -> MemoryBackend:
+        return MemoryBackend(prefix="t")
+
+
+class TestMemoryRetention(TurnRetentionConformance):
     @pytest.fixture
     def backend(self) -> MemoryBackend:
         return MemoryBackend(prefix="t")

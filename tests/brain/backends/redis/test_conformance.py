@@ -21,6 +21,7 @@ from brain.testing.conformance.index import IndexStoreConformance
 from brain.testing.conformance.keys import ApiKeyStoreConformance
 from brain.testing.conformance.procedures import ProcedureStoreConformance
 from brain.testing.conformance.queue import FactQueueConformance
+from brain.testing.conformance.retention import TurnRetentionConformance
 from brain.testing.conformance.usage import UsageStoreConformance
 
 
@@ -33,6 +34,10 @@ class OnRedis:
 
 
 class TestConversations(OnRedis, ConversationStoreConformance):
+    pass
+
+
+class TestRetention(OnRedis, TurnRetentionConformance):
     pass
 
 
