@@ -133,7 +133,7 @@ async def test_a_long_chat_keeps_its_newest_turns_verbatim(redis_client: aioredi
     print(
         f"\nretention: ann's bytes {before:,} -> {after:,} ({after / before:.2f}x), 200 of 300 turns dropped"
     )
-    assert after < before * 0.5
+    assert after < before * 0.65  # two thirds of the text gone (stored once) and their recall entries
 
     _, twice = await retain(rt)  # idempotent: nothing more to drop or delete
     assert (twice.turns, twice.unindexed) == (0, 0) and await chat_bytes(rt) == after
