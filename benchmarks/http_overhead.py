@@ -5,8 +5,11 @@ OpenAI-compatible server on loopback (its own process), memory on a local Redis.
 - turn: `Assistant.chat` in a chat that already has 500 turns, through `OpenAILLM` (same server, same reply).
 
 Both send the same streamed reply; the difference of the medians is what the framework adds to a turn
-(Redis load and write, prompt building, the request's encoding). Interleaved, several repeats. Prints a
-table, then one JSON line.
+(Redis load and write, prompt building, the request's encoding). Interleaved, several repeats. The settings
+are the defaults (facts on: the in-process worker extracts in the background), so the server answers every
+request by its purpose (`benchmarks.common.scripted_model.kind_of`: the turn gets the fixed reply, memory
+tasks an empty but valid answer) and cannot run out of script whatever the defaults ask. Prints a table and
+the calls of each purpose, then one JSON line.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,15 +36,36 @@ ROOT = Path(__file__).resolve().parent.parent
 HISTORY, SAMPLES, REPEATS = 500, 200, 3
 REPLY = "Pack a rain jacket, layers and good walking shoes; May in Oslo is cool and often wet."
 SERVER = f"""
-import sys, time
+import sys
 sys.path.insert(0, {str(ROOT)!r})
-from tests.support.openai_server import Chat, ScriptedOpenAIServer
-server = ScriptedOpenAIServer()
-server.script(*[Chat({REPLY!r}, usage=(50, 20))] * {REPEATS * SAMPLES * 2 + 100})
-server.start()
-print(server.url, flush=True)
-sys.stdin.readline()
+from benchmarks.http_overhead import serve_model
+serve_model()
 """
+
+
+def serve_model() -> None:
+    """The scripted server's process: prints its URL, serves until a line on stdin, then prints the calls
+    it answered, by purpose, as one JSON line."""
+    from benchmarks.common.scripted_model import kind_of, reply_for
+    from tests.support.openai_server import Chat, Recorded, Reply, ScriptedOpenAIServer
+
+    calls: Counter[str] = Counter()
+
+    class ByPurpose(ScriptedOpenAIServer):
+        """Answers each request by its purpose: never runs out, whatever the run asks."""
+
+        def _next(self, request: Recorded) -> Reply | None:
+            kind = kind_of(request.body.get("messages") or [])
+            with self._lock:
+                calls[kind] += 1
+            text = REPLY if kind == "answer" else reply_for(kind, request.body)[0]
+            return Chat(text, usage=(50, 20))
+
+    server = ByPurpose().start()
+    print(server.url, flush=True)
+    sys.stdin.readline()
+    server.stop()
+    print(json.dumps(dict(calls)), flush=True)
 
 
 async def raw_call(client: openai.AsyncOpenAI) -> float:
@@ -108,6 +133,7 @@ async def main() -> None:
     finally:
         server.stdin.write("\n")
         server.stdin.flush()
+        calls = json.loads(server.stdout.readline() or "{}")
         server.wait(timeout=10)
     print(f"redis: {redis_server}; LLM: scripted OpenAI-compatible server (loopback, own process)")
     print(
@@ -119,6 +145,7 @@ async def main() -> None:
     raw_p50 = statistics.median(r for r, _ in rows)
     turn_p50 = statistics.median(t for _, t in rows)
     print(f"median of the repeats: overhead {turn_p50 - raw_p50:.2f} ms per turn ({prompt} LLM calls made)")
+    print("calls the server answered, by purpose: " + ", ".join(f"{k} {n}" for k, n in sorted(calls.items())))
     print(
         json.dumps(
             {

@@ -15,30 +15,14 @@ from brain.backends.redis.archive_sweep import sweep
 from brain.errors import BrainError, InputError
 from brain.runtime import Runtime, open_runtime
 from brain.settings import Settings
-from roles.cli.args import USER_ID
 from roles.cli.progress import progress_to
 
-__all__ = ["SWEEP_EVERY_S", "add_archive_commands", "archive_command", "sweep_periodically"]
+__all__ = ["SWEEP_EVERY_S", "archive_command", "sweep_periodically"]
 
 SWEEP_EVERY_S = 3_600.0
 """How often `brain worker` looks for idle users (with `memory.archive_idle_days`)."""
 
 _log = logging.getLogger("brain.archive")
-
-
-def add_archive_commands(
-    memory_commands: argparse._SubParsersAction,  # type: ignore[type-arg]
-    common: argparse.ArgumentParser,
-) -> None:
-    archive = memory_commands.add_parser(
-        "archive", help="move users idle for N days out of Redis into the cold archive", parents=[common]
-    )
-    archive.add_argument("--idle-days", type=float, required=True, metavar="N", help="idle at least N days")
-    archive.add_argument("--dry-run", action="store_true", help="list the idle users only")
-    restore = memory_commands.add_parser(
-        "restore", help="bring a user back from the cold archive now", parents=[common]
-    )
-    restore.add_argument("--user", type=USER_ID, required=True)
 
 
 def _backend(runtime: Runtime) -> RedisBackend:

@@ -17,50 +17,12 @@ from brain.runtime import open_runtime
 from brain.search.analysis import searchable
 from brain.settings import Settings
 from roles.cli.archive import sweep_periodically
-from roles.cli.args import USER_ID
 from roles.cli.progress import progress_to
 from roles.cli.retention import retain_periodically
 from roles.fact_worker import FactWorker
 from roles.service import as_of_time as when
 
-__all__ = ["add_fact_commands", "add_worker_command", "fact_command", "worker_command"]
-
-
-def add_fact_commands(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    facts = memory_commands.add_parser("facts", help="list or search a user's facts", parents=[common])
-    facts.add_argument("--user", type=USER_ID, required=True)
-    facts.add_argument("--search", metavar="QUERY", help="only facts matching QUERY")
-    facts.add_argument("--as-of", metavar="DATE", help="the facts that were true then (ISO date or time)")
-    facts.add_argument("--all", action="store_true", help="retired facts too")
-    facts.add_argument(
-        "--repair", action="store_true", help="first index stored facts that search cannot find"
-    )
-    history = memory_commands.add_parser(
-        "history", help="the audit trail of a user's facts", parents=[common]
-    )
-    history.add_argument("--user", type=USER_ID, required=True)
-    history.add_argument("--fact", metavar="ID", help="only this fact's events")
-    rollback = memory_commands.add_parser(
-        "rollback", help="undo one fact or relation change", parents=[common]
-    )
-    rollback.add_argument("event", help="the event id, from brain memory history")
-    rollback.add_argument("--user", type=USER_ID, required=True)
-
-
-def add_worker_command(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    worker = commands.add_parser("worker", help="apply queued turns to fact memory", parents=[common])
-    worker.add_argument("--once", action="store_true", help="apply what is queued now, then exit")
-    actions = worker.add_subparsers(dest="worker_command", metavar="ACTION")
-    status = actions.add_parser(
-        "status", help="the queue's backlog, pending entries and dead letters", parents=[common]
-    )
-    status.add_argument("--limit", type=int, default=20, help="dead letters to list (default: 20)")
-    retry = actions.add_parser("retry", help="queue dead letters again", parents=[common])
-    which = retry.add_mutually_exclusive_group(required=True)
-    which.add_argument("--all", action="store_true", help="every dead letter")
-    which.add_argument(
-        "ids", nargs="*", default=[], metavar="ID", help="dead letter ids (brain worker status)"
-    )
+__all__ = ["fact_command", "worker_command"]
 
 
 def _date(ts: float | None) -> str:

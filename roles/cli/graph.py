@@ -14,10 +14,9 @@ from brain.memory.graph import Format, Neighbourhood, render
 from brain.memory.tiers import Tiers
 from brain.runtime import open_runtime
 from brain.settings import Settings
-from roles.cli.args import USER_ID
 from roles.service import as_of_time as when
 
-__all__ = ["add_graph_command", "graph_command", "graph_text"]
+__all__ = ["graph_command", "graph_text"]
 
 _PICTURES = {".svg": "svg", ".png": "png"}
 _TEXT: dict[str, Format] = {
@@ -27,18 +26,6 @@ _TEXT: dict[str, Format] = {
     ".gv": "dot",
     ".json": "json",
 }
-
-
-def add_graph_command(memory_commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    graph = memory_commands.add_parser("graph", help="show a user's graph memory", parents=[common])
-    graph.add_argument("--user", type=USER_ID, required=True)
-    graph.add_argument("--format", choices=("mermaid", "dot", "json"), default=None, help="text to print")
-    graph.add_argument("--entity", metavar="NAME", help="only this entity's neighbourhood")
-    graph.add_argument("--as-of", metavar="DATE", help="the relations that were true then")
-    graph.add_argument("--all", action="store_true", help="retired relations too (dashed)")
-    graph.add_argument(
-        "--out", metavar="FILE", help="write FILE: .svg/.png through Graphviz, .mmd/.dot/.json as text"
-    )
 
 
 async def graph_text(

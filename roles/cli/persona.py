@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from brain.memory.core import edit_block
@@ -21,7 +20,7 @@ from roles.access import agent_of
 from roles.assistant import Assistant
 from roles.modes import TieredMode
 
-__all__ = ["PersonaChoice", "add_persona_arguments", "apply_persona", "assistant_options"]
+__all__ = ["PersonaChoice", "apply_persona", "assistant_options"]
 
 
 @dataclass(frozen=True)
@@ -50,36 +49,6 @@ class PersonaChoice:
         """The texts given, by block label."""
         given = {"persona": self.persona, "human": self.human}
         return {label: text for label, text in given.items() if text is not None}
-
-
-def _text(flag: str) -> Any:
-    def parse(value: str) -> str:
-        path = Path(value).expanduser()
-        try:
-            text = path.read_text(encoding="utf-8") if path.is_file() else value
-        except (OSError, UnicodeDecodeError) as exc:
-            raise argparse.ArgumentTypeError(f"cannot read {value}: {exc}") from None
-        if not text.strip():
-            raise argparse.ArgumentTypeError(f"{flag} is empty")
-        return text.strip()
-
-    parse.__name__ = flag
-    return parse
-
-
-def add_persona_arguments(chat: argparse.ArgumentParser) -> None:
-    where = "(memory.mode tiered: its core block; other modes: this run's system prompt)"
-    chat.add_argument(
-        "--persona", metavar="FILE|TEXT", type=_text("--persona"), help=f"who the agent is {where}"
-    )
-    chat.add_argument(
-        "--human", metavar="FILE|TEXT", type=_text("--human"), help=f"what it knows of the user {where}"
-    )
-    chat.add_argument(
-        "--update-persona",
-        action="store_true",
-        help="replace the stored persona and human of an existing agent with --persona and --human",
-    )
 
 
 def assistant_options(settings: Settings, choice: PersonaChoice) -> dict[str, Any]:

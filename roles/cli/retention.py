@@ -17,25 +17,11 @@ from brain.progress import Progress
 from brain.runtime import Runtime, open_runtime
 from brain.settings import Settings
 from brain.storage.conversation import Conversation
-from roles.cli.args import USER_ID
 from roles.cli.progress import progress_to
 
-__all__ = ["add_retain_command", "retain", "retain_command", "retain_periodically"]
+__all__ = ["retain", "retain_command", "retain_periodically"]
 
 _log = logging.getLogger("brain.retention")
-
-
-def add_retain_command(
-    memory_commands: argparse._SubParsersAction,  # type: ignore[type-arg]
-    common: argparse.ArgumentParser,
-) -> None:
-    retain_parser = memory_commands.add_parser(
-        "retain",
-        help="drop the raw text of old turns the summary and facts already hold (memory.retention)",
-        parents=[common],
-    )
-    retain_parser.add_argument("--user", type=USER_ID, help="one user's chats (default: every chat)")
-    retain_parser.add_argument("--dry-run", action="store_true", help="show what would be dropped only")
 
 
 async def retain(

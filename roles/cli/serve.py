@@ -16,36 +16,9 @@ from brain.backends.redis import RedisConnection
 from brain.runtime import open_runtime
 from brain.settings import Settings
 from roles.assistant import Assistant
-from roles.cli.args import AGENT_ID, USER_ID
-from roles.mcp_server import build_mcp
 from roles.service import MemoryService, Scope
 
-__all__ = ["add_service_commands", "keys_command", "mcp_command", "serve_command"]
-
-
-def add_service_commands(commands: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
-    serve = commands.add_parser(
-        "serve", help="serve the HTTP API, MCP at /mcp and the inspector at /ui", parents=[common]
-    )
-    serve.add_argument("--host", help="address to listen on (default: serve.host)")
-    serve.add_argument("--port", type=int, help="port (default: serve.port; 0 = any free port)")
-    mcp = commands.add_parser(
-        "mcp", help="an MCP server over stdio, for editors and desktop apps", parents=[common]
-    )
-    mcp.add_argument("--user", type=USER_ID, help="whose memory it serves (default: serve.mcp_user)")
-    mcp.add_argument("--agent", type=AGENT_ID, help="the agent it serves as (default: serve.mcp_agent)")
-    keys = commands.add_parser("keys", help="create, list or revoke API keys", parents=[common])
-    actions = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
-    create = actions.add_parser("create", help="a new key for one user (shown once)", parents=[common])
-    create.add_argument("--user", type=USER_ID, required=True, help="the user whose memory the key reaches")
-    create.add_argument(
-        "--agent", type=AGENT_ID, help="the agent the key acts as (it sees the user's other facts too)"
-    )
-    create.add_argument("--name", default="", help="a note to recognise the key by")
-    listing = actions.add_parser("list", help="keys (never their secrets)", parents=[common])
-    listing.add_argument("--user", type=USER_ID, help="only this user's keys")
-    revoke = actions.add_parser("revoke", help="revoke a key at once, on every server", parents=[common])
-    revoke.add_argument("id", help="the key's id, from brain keys list")
+__all__ = ["keys_command", "mcp_command", "serve_command"]
 
 
 def _date(ts: float | None) -> str:
@@ -125,6 +98,8 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
 
 async def mcp_command(settings: Settings, user: str | None, agent: str | None) -> int:
     """An MCP server over stdio for one tenant: the configured user (and agent)."""
+    from roles.mcp_server import build_mcp
+
     telemetry.configure(settings.telemetry)
     scope = Scope(user=user or settings.serve.mcp_user, agent=agent or settings.serve.mcp_agent, actor="mcp")
     async with Assistant.from_settings(settings) as assistant:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roles.cli.main import NO_LLM_MESSAGE
+from roles.cli.dispatch import NO_LLM_MESSAGE
 from tests.support.openai_server import Models, ScriptedOpenAIServer
 from tests.support.servers import free_port
 

@@ -15,7 +15,8 @@ from brain.keys import check_id
 from brain.logs import RedactingFilter, redact
 from brain.settings import mask_url
 from roles.cli.args import AGENT_ID, CHAT_ID, USER_ID
-from roles.cli.main import _parser, main
+from roles.cli.main import main
+from roles.cli.parser import build_parser
 from tests.roles.cli.test_chat import env_for
 from tests.roles.cli.test_cli import brain
 from tests.support.openai_server import Chat, ScriptedOpenAIServer
@@ -137,7 +138,7 @@ def _options(parser: argparse.ArgumentParser, path: str = "brain") -> list[tuple
 
 
 def test_every_id_option_of_every_command_is_checked() -> None:
-    options = _options(_parser())
+    options = _options(build_parser())
     commands = {path for path, _ in options}
     assert {
         "brain chat",

@@ -1,0 +1,89 @@
+"""`brain --version`, `--help` and usage errors answer from the grammar alone: the library, the LLM SDK,
+Redis and the service stay unimported (they cost ~1.5 s of start-up), so the command starts at once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# Loaded by the commands that need them, never by the grammar.
+HEAVY = (
+    "openai",
+    "redis",
+    "valkey",
+    "httpx",
+    "httpx2",
+    "starlette",
+    "uvicorn",
+    "mcp",
+    "pydantic",
+    "yaml",
+    "numpy",
+    "tiktoken",
+    "jieba",
+    "actions",
+    "brain.llm",
+    "brain.settings",
+    "brain.backends",
+    "roles.assistant",
+    "roles.cli.dispatch",
+)
+
+PROBE = """
+import contextlib, io, json, sys
+from roles.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+    try:
+        status = main(sys.argv[1:])
+    except SystemExit as exc:
+        status = exc.code
+heavy = [m for m in sys.modules if m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY))]
+print(json.dumps({"status": status, "out": out.getvalue(), "heavy": sorted(heavy)}))
+"""
+
+
+def _run(*argv: str) -> tuple[int, str, set[str]]:
+    """`brain ARGV` in a fresh interpreter: its exit status, what it printed, the heavy modules it loaded."""
+    code = f"HEAVY = {HEAVY!r}\n{PROBE}"
+    result = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT, timeout=60, check=True
+    )
+    answer = json.loads(result.stdout)
+    return int(answer["status"]), str(answer["out"]), set(answer["heavy"])
+
+
+def test_version_imports_nothing_heavy() -> None:
+    assert _run("--version") == (0, "brain-assistant 0.1.0\n", set())
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--help",),
+        ("chat", "--help"),
+        ("memory", "facts", "--help"),
+        ("memory", "facts"),  # usage error: --user is required
+        ("chat", "--user", "a/b"),  # usage error: a bad id, checked as it is parsed
+    ],
+)
+def test_help_and_usage_errors_import_nothing_heavy(argv: tuple[str, ...]) -> None:
+    status, out, heavy = _run(*argv)
+    assert status == (0 if "--help" in argv else 2)
+    assert "usage: brain" in out
+    if "a/b" in argv:  # the id rules (brain.keys) stand on pydantic, and only they are loaded
+        heavy -= {"pydantic"} | {m for m in heavy if m.startswith("pydantic.")}
+    assert heavy == set()
+
+
+def test_the_probe_sees_heavy_imports() -> None:
+    """The probe can fail: a command that runs imports the library."""
+    status, _, heavy = _run("run", "/nonexistent/deployment.yaml", "--dry-run")
+    assert status != 0
+    assert {"roles.cli.dispatch", "pydantic", "yaml"} <= heavy
