@@ -68,6 +68,7 @@ OWN_FILES = (  # what --baseline copies into the other revision's tree
     "benchmarks/common/storage_facts.py",
     "benchmarks/common/storage_report.py",
     "benchmarks/common/storage_runs.py",
+    "benchmarks/common/storage_archive.py",
 )
 FACTS = 200
 CHECK_EXCHANGES = 100
@@ -151,11 +152,14 @@ async def measure(quick: bool) -> dict[str, Any]:
         families_table(title, left_costs, 20, raw_bytes(expiring))
         growth, _ = await queue_run(client)
         recall = await dev_recall(client, tokenizer)
+        cold: dict[str, Any] = {"archive_ram_freed_ratio": None, "rehydrate_p50_ms": None}
+        if importlib.util.find_spec("brain.backends.redis.archive") is not None:
+            from benchmarks.common.storage_archive import archive_figures
+
+            cold = await archive_figures(client, tokenizer)
+        else:
+            print("\n[archive] brain.backends.redis.archive: absent (a revision before the cold archive)")
         await client.aclose()
-    archive = importlib.util.find_spec("brain.backends.redis.archive") is not None
-    # TODO(issue 30): once brain.backends.redis.archive exists, archive a 1k-turn tiered user here and
-    # measure the RAM it frees (used_memory drop ÷ the user's bytes) and the p50 of bringing it back.
-    print(f"\n[archive] brain.backends.redis.archive: {'present, not measured yet' if archive else 'absent'}")
     en, zh = chats["en"], chats["zh"]
     ratios = {lang: {str(s): chats[lang][str(s)] for s in sizes} for lang in chats}
     return {
@@ -176,8 +180,8 @@ async def measure(quick: bool) -> dict[str, Any]:
             "per_user_fixed_bytes": total(fixed),
             "orphan_keys_after_expiry": len(left),
             "queue_max_len": max(growth.lengths),
-            "archive_ram_freed_ratio": None,
-            "rehydrate_p50_ms": None,
+            "archive_ram_freed_ratio": cold["archive_ram_freed_ratio"],
+            "rehydrate_p50_ms": cold["rehydrate_p50_ms"],
             "dev_recall_at_5_before": None,
             "dev_recall_at_5_after": (recall["en"] + recall["zh"]) / 2,
             "lexical_p50_ms_10k": en.get("lexical_p50_ms"),

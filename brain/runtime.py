@@ -156,13 +156,14 @@ def local_runtime(
     settings = settings or Settings()
     _warn_unknown_window(settings.llm)
     embed = llm.embed if settings.llm.embedding_model else None
+    store = store or _conversations(settings, backend)
     return Runtime(
         settings=settings,
-        store=store or _conversations(settings, backend),
+        store=store,
         llm=llm,
         memory_llm=memory_llm or llm,
         tokenizer=tokenizer or _tokenizer(settings),
-        tiers=_tiers(settings, backend, llm, embed) if backend is not None else None,
+        tiers=_tiers(settings, backend, llm, embed, conversations=store) if backend is not None else None,
         backend=backend,
     )
 
@@ -202,13 +203,20 @@ def _conversations(settings: Settings, backend: Backend | None) -> ConversationS
 
 
 def _tiers(
-    settings: Settings, backend: Backend, llm: LLM, embed: Embed | None, fusion: Fusion | None = None
+    settings: Settings,
+    backend: Backend,
+    llm: LLM,
+    embed: Embed | None,
+    fusion: Fusion | None = None,
+    *,
+    conversations: ConversationStore | None = None,
 ) -> Tiers:
     """The memory tiers, searching with `embed` (its vectors fused as `fusion` says) and with the main
-    endpoint's rerank model when configured."""
+    endpoint's rerank model when configured; recall reads turns from `conversations` (the runtime's)."""
     config = settings.llm
     return Tiers(
         backend,
+        conversations=conversations,
         embed=embed,
         fusion=fusion,
         rerank=llm.rerank if config.rerank_model else None,

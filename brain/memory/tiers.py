@@ -20,7 +20,7 @@ from brain.search.index import SearchIndex
 from brain.search.storage import TextSource
 from brain.storage.backend import Backend
 from brain.storage.blocks import BlockSessionStore, CoreBlockStore
-from brain.storage.conversation import Conversation
+from brain.storage.conversation import Conversation, ConversationStore
 from brain.storage.queue import FactQueue
 
 __all__ = ["ColdArchive", "Tiers"]
@@ -51,8 +51,10 @@ class Tiers:
         rerank: Rerank | None = None,
         rerank_depth: int = 20,
         fusion: Fusion | None = None,
+        conversations: ConversationStore | None = None,
     ) -> None:
         self.backend = backend
+        self.conversations = conversations or backend.conversations  # where recall reads its turns
         self.prefix = backend.prefix
         self.embed = embed
         self.fusion = fusion or Fusion()
@@ -91,7 +93,7 @@ class Tiers:
 
     def recall(self, user_id: str | bytes, chat_id: str | bytes) -> SearchIndex:
         """One conversation's recall memory (its documents' texts are the turns')."""
-        texts = TurnTexts(self.backend.conversations, Conversation(user_id=user_id, chat_id=chat_id))
+        texts = TurnTexts(self.conversations, Conversation(user_id=user_id, chat_id=chat_id))
         base = recall_base(self.prefix, user_id, chat_id)
         return self.index(base, dated=True, reranked=True, texts=texts)
 

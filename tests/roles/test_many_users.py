@@ -114,7 +114,7 @@ async def test_forget_user_erases_every_tier(mode: str, redis_client: aioredis.R
     for user in ("bob", "alice:c1"):  # other tenants, even with look-alike ids, keep everything
         assert await user_keys(runtime.tiers, user)
         assert len((await agent.memory_of(user, "c1" if user == "bob" else "x")).history) == 2
-    assert len(user_patterns("brain", "alice")) == 7
+    assert len(user_patterns("brain", "alice")) == 8  # the cold archive marker too
 
 
 async def test_each_chat_keeps_its_own_usage(redis_client: aioredis.Redis) -> None:
