@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from brain.errors import ConfigError, StoreError
 from brain.settings import Settings
 
-__all__ = ["ArchiveStore", "ArchivedKey", "DirectoryStore", "pack", "store_for", "unpack"]
+__all__ = ["ArchiveStore", "ArchivedKey", "DirectoryStore", "FsspecStore", "pack", "store_for", "unpack"]
 
 _MAGIC = b"BRAINARC1\n"
 _HEAD = struct.Struct(">IqI")  # name length, absolute expiry in ms (0: none), payload length
@@ -111,18 +111,72 @@ class DirectoryStore:
         return True
 
 
+class FsspecStore:
+    """An `ArchiveStore` at a URL served by fsspec (object storage: s3://, gs://, az://, ... with the
+    driver fsspec names for the scheme installed, e.g. s3fs; credentials as that driver finds them). A file
+    is written whole in one call (an object store's put replaces an object at once)."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            import fsspec
+        except ImportError as exc:
+            raise ConfigError(
+                "memory.archive_url: object storage needs fsspec (pip install 'brain-assistant[archive]') "
+                "and its driver for the URL's scheme"
+            ) from exc
+        try:
+            self._fs, root = fsspec.core.url_to_fs(url)
+        except (ImportError, ValueError) as exc:  # no driver for the scheme, or a URL it cannot read
+            raise ConfigError(f"memory.archive_url: fsspec cannot open it: {exc}") from exc
+        self._root = root.rstrip("/")
+        self._where = url
+
+    @property
+    def where(self) -> str:
+        return self._where
+
+    def _path(self, name: str) -> str:
+        if not name or "/" in name or name.startswith("."):
+            raise StoreError("a bad archive file name")
+        return f"{self._root}/{name}"
+
+    def put(self, name: str, data: bytes) -> None:
+        try:
+            self._fs.pipe_file(self._path(name), data)
+        except OSError as exc:
+            raise StoreError(f"cannot write to the cold archive at {self._where}: {exc}") from exc
+
+    def get(self, name: str) -> bytes:
+        try:
+            return bytes(self._fs.cat_file(self._path(name)))
+        except OSError as exc:
+            raise StoreError(f"cannot read an archive at {self._where}: {exc}") from exc
+
+    def delete(self, name: str) -> bool:
+        path = self._path(name)
+        try:
+            if not self._fs.exists(path):
+                return False
+            self._fs.rm_file(path)
+        except OSError as exc:
+            raise StoreError(f"cannot delete an archive at {self._where}: {exc}") from exc
+        return True
+
+
 def store_for(settings: Settings) -> ArchiveStore:
-    """The cold archive `settings` name: `memory.archive_url` (file:// only here), else `archive_dir`,
-    else `<home>/archive`. `ConfigError` for a URL no installed library serves."""
+    """The cold archive `settings` name: `memory.archive_url` (a file:// URL is a directory; any other is
+    fsspec's), else `archive_dir`, else `<home>/archive`. `ConfigError` for a URL no installed library
+    serves."""
     memory = settings.memory
     if memory.archive_url is not None:
         parts = urlsplit(memory.archive_url)
         if parts.scheme == "file" and parts.netloc in ("", "localhost"):
             return DirectoryStore(Path(unquote(parts.path)))
-        raise ConfigError(
-            f"memory.archive_url: {parts.scheme or 'a bare path'}:// needs an object-storage client (fsspec "
-            "and its driver), which is not installed; use a file:// URL or memory.archive_dir"
-        )
+        if not parts.scheme:
+            raise ConfigError(
+                "memory.archive_url must be a URL (file://, s3://, ...); a folder is archive_dir"
+            )
+        return FsspecStore(memory.archive_url)
     return DirectoryStore(memory.archive_dir or settings.home / "archive")
 
 

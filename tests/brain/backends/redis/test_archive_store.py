@@ -6,11 +6,22 @@ import zlib
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 
-from brain.backends.redis.archive_store import ArchivedKey, DirectoryStore, pack, store_for, unpack
+from brain.backends.redis import RedisBackend
+from brain.backends.redis.archive_store import (
+    ArchivedKey,
+    DirectoryStore,
+    FsspecStore,
+    pack,
+    store_for,
+    unpack,
+)
 from brain.errors import ConfigError, StoreError
 from brain.keys import archive_name, archived_key, key_family, user_patterns
+from brain.message import Message
 from brain.settings import MemorySettings, Settings
+from brain.storage.conversation import Conversation, WriteBatch
 
 
 def test_an_archive_gives_back_every_key_byte_for_byte() -> None:
@@ -48,3 +59,35 @@ def test_stores_by_settings(tmp_path: Path) -> None:
     assert folder.delete("u1.brain-archive") and not folder.delete("u1.brain-archive")
     with pytest.raises(StoreError, match="cannot read"):
         folder.get("u1.brain-archive")
+
+
+def test_an_archive_in_object_storage_by_url() -> None:
+    """Any other URL is fsspec's: here its in-memory filesystem stands for a bucket."""
+    store = store_for(Settings(memory=MemorySettings(archive_url="memory://bucket/cold")))
+    assert isinstance(store, FsspecStore) and store.where == "memory://bucket/cold"
+    store.put("u1.brain-archive", b"data")
+    assert store.get("u1.brain-archive") == b"data"
+    assert store.delete("u1.brain-archive") and not store.delete("u1.brain-archive")
+    with pytest.raises(StoreError, match="cannot read"):
+        store.get("u1.brain-archive")
+    with pytest.raises(StoreError, match="bad archive file name"):
+        store.put("../escape", b"x")
+    with pytest.raises(ConfigError, match="fsspec cannot open it"):
+        store_for(Settings(memory=MemorySettings(archive_url="nosuchscheme://bucket")))
+
+
+async def test_a_user_archived_to_object_storage_comes_back(redis_client: aioredis.Redis) -> None:
+    store = FsspecStore("memory://bucket/users")
+    backend = RedisBackend(redis_client, prefix="obj", archive_store=store)
+    conv = Conversation(user_id="ann", chat_id="c")
+    await backend.conversations.write(conv, WriteBatch(turns=((Message(content="I live in Oslo."), 5),)))
+    before = await backend.user_leftovers("ann")
+    assert (await backend.archive.archive("ann")).archived
+    assert await backend.user_leftovers("ann") == [archived_key("obj", "ann")]
+    assert store.get(archive_name("obj", "ann"))  # the file is in the bucket
+    assert await backend.archive.present("ann")
+    assert await backend.user_leftovers("ann") == before
+    assert [t.message.content for t in await backend.conversations.read_turns(conv, 1, 5)] == [
+        "I live in Oslo."
+    ]
+    assert not store.delete(archive_name("obj", "ann"))  # brought back: the file is gone
