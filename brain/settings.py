@@ -32,6 +32,7 @@ __all__ = [
     "LogSettings",
     "MemorySettings",
     "RedisSettings",
+    "RetentionSettings",
     "ServeSettings",
     "Settings",
     "TelemetrySettings",
