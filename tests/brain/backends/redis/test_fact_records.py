@@ -73,8 +73,8 @@ async def test_a_batch_is_stored_once_and_its_events_read_in_full(redis_client: 
         "bo", Fact(text="Bo lives in Bergen", source_turns=source), actor="w", replaces=two.id
     )
     assert await redis_client.hlen(f"{base}:src") == 1
-    record = json.loads(await redis_client.hget(f"{base}:facts", one.id))
-    assert "id" not in record and "source_turns" not in record and "category" not in record
+    record = json.loads(await redis_client.hget(f"{base}:facts", b"\x01" + bytes.fromhex(one.id)))
+    assert set(record) == {"t", "a", "h", "s"} and record["t"] == "Bo drinks tea"
     events = await tiers.facts.history("bo")
     assert [(e.event, e.new_text, e.old_text, e.old_fact_id, e.source_turns) for e in events] == [
         ("ADD", "Bo drinks tea", "", "", source),
