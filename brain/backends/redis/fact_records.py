@@ -3,9 +3,10 @@
 - A fact: its JSON without its id (the hash field names it) and without default-valued fields, under
   one-letter names (`SHORT`: "t" the text, "h" the hash, "s" its sources' reference); older records: the
   full names, `"src": <reference>` (or every field, `source_turns` inline): read the same.
-- A source (the turn ids a batch was extracted from): stored once under its reference, the first 12 bytes
-  of its SHA-256 in base64url (16 characters): b"\\x01" and 16 bytes per id when every id is 32 lowercase hex
-  digits, else their JSON list. Facts, their audit events and their merges name it by reference.
+- A source (the turn ids a batch was extracted from): stored once under its reference, the first 9 bytes
+  of its SHA-256 in base64url (12 characters; older ones: 16, read the same): b"\\x01" and 16 bytes per id
+  when every id is 32 lowercase hex digits, else their JSON list. Facts, their audit events and their
+  merges name it by reference.
 - An audit event: `src` (a reference) instead of the `source_turns` JSON of older events; a text that is the
   subject fact's (or the replaced fact's) as a mark, `new_is`/`old_is` = "f" (or "o"), read back from the
   fact (`event_texts`).
@@ -74,7 +75,7 @@ def encode_sources(ids: Sequence[str]) -> tuple[str, bytes]:
         value = json.dumps(list(ids), ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "surrogatepass"
         )
-    return base64.urlsafe_b64encode(hashlib.sha256(value).digest()[:12]).decode(), value
+    return base64.urlsafe_b64encode(hashlib.sha256(value).digest()[:9]).decode(), value
 
 
 def decode_sources(value: bytes) -> tuple[str, ...]:

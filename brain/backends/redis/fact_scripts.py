@@ -21,7 +21,7 @@ local function sources(audit, first, write)
   local fact_src = string.sub(audit, 1, #audit - 5) .. 'src'  -- '<base>:audit' -> '<base>:src'
   for i = first, #ARGV - 1, 2 do
     if ARGV[i] == '@src' then
-      local ref, ids = string.sub(ARGV[i + 1], 1, 16), string.sub(ARGV[i + 1], 17)
+      local ref, ids = string.sub(ARGV[i + 1], 1, 12), string.sub(ARGV[i + 1], 13)  -- 12 characters
       local cur = redis.call('HGET', fact_src, ref)
       if cur and cur ~= ids then return false end
       if write and not cur then redis.call('HSET', fact_src, ref, ids) end
