@@ -114,4 +114,4 @@ async def test_a_fact_with_its_audit_event_costs_at_most_a_kilobyte(
     base = facts_base("b", "u")
     own = ("facts", "state", "hash", "gen", "src", "prov", "audit")
     total = sum([await redis_client.memory_usage(f"{base}:{part}", samples=0) or 0 for part in own])
-    assert count == 60 and total / count <= (1_300 if per_batch == 1 else 1_000), total / count
+    assert count == 60 and total / count <= (1_000 if per_batch == 1 else 750), total / count
