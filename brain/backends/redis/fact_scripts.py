@@ -1,10 +1,12 @@
 """Lua scripts of fact memory. Fact KEYS are (facts, state, hashes, audit) of one user, one hash tag:
 `facts` id -> the fact's JSON (never changed), `state` id -> "expired_at|invalid_at|superseded_by" (only for
-retired facts), `hashes` content hash -> id of the current fact, `audit` a stream. Beside them, derived in
-the scripts (same hash tag): `gen`, a counter every change of current facts increments, `prov` id -> the
-sources merged into a fact later, and `src` reference -> the turn ids of a source (a batch's turns, stored
-once: facts, their events and their merges name it by reference). Audit fields come last in ARGV as
-name/value pairs; a pair '@src', reference .. ids stores a source (`brain.backends.redis.fact_records`)."""
+retired facts), `hashes` content hash -> id of the current fact, `audit` a stream; ids and hashes packed
+(`brain.backends.redis.fact_packing`: `facts` fields, both sides of `hashes`, events' `fact_id`). Beside
+them, derived in the scripts (same hash tag): `gen`, a counter every change of current facts increments,
+`prov` id -> the sources merged into a fact later, and `src` reference -> the turn ids of a source (a
+batch's turns, stored once: facts, their events and their merges name it by reference). Audit fields come
+last in ARGV as name/value pairs; a pair '@src', reference .. ids stores a source
+(`brain.backends.redis.fact_records`)."""
 
 from brain.backends.redis.fact_packing import LUA as _HASHES
 from brain.backends.redis.index_scripts import COMMON, INDEX_ADD
