@@ -1,10 +1,12 @@
 """How fact memory's records look in Redis (`brain.backends.redis.fact_scripts`). Pure.
 
-- A fact: its JSON without its id (the hash field names it) and without default-valued fields; its sources
-  as `"src": <reference>` (older records: every field, `source_turns` inline: read the same).
-- A source (the turn ids a batch was extracted from): stored once under its reference, the first 12 bytes
-  of its SHA-256 in base64url (16 characters): b"\\x01" and 16 bytes per id when every id is 32 lowercase hex
-  digits, else their JSON list. Facts, their audit events and their merges name it by reference.
+- A fact: its JSON without its id (the hash field names it) and without default-valued fields, under
+  one-letter names (`SHORT`: "t" the text, "h" the hash, "s" its sources' reference); older records: the
+  full names, `"src": <reference>` (or every field, `source_turns` inline): read the same.
+- A source (the turn ids a batch was extracted from): stored once under its reference, the first 9 bytes
+  of its SHA-256 in base64url (12 characters; older ones: 16, read the same): b"\\x01" and 16 bytes per id
+  when every id is 32 lowercase hex digits, else their JSON list. Facts, their audit events and their
+  merges name it by reference.
 - An audit event: `src` (a reference) instead of the `source_turns` JSON of older events; a text that is the
   subject fact's (or the replaced fact's) as a mark, `new_is`/`old_is` = "f" (or "o"), read back from the
   fact (`event_texts`).
@@ -28,6 +30,7 @@ from brain.search.filters import text
 from brain.storage.facts import AuditEntry, AuditEvent, Fact
 
 __all__ = [
+    "SHORT",
     "audit_args",
     "build_fact",
     "decode_sources",
@@ -45,6 +48,24 @@ __all__ = [
 _HEX = re.compile(r"[0-9a-f]{32}")
 _PACKED = b"\x01"
 
+SHORT = {
+    "text": "t",
+    "category": "c",
+    "agent_id": "g",
+    "run_id": "r",
+    "valid_at": "v",
+    "invalid_at": "i",
+    "created_at": "a",
+    "expired_at": "x",
+    "superseded_by": "b",
+    "hash": "h",
+    "key": "k",
+    "value": "u",
+    "src": "s",
+}
+"""A fact record's names: the full name -> the one a record stores (a record with "t" uses them)."""
+_LONG = {short: name for name, short in SHORT.items()}
+
 
 def encode_sources(ids: Sequence[str]) -> tuple[str, bytes]:
     """(reference, stored value) of a source's turn ids."""
@@ -54,7 +75,7 @@ def encode_sources(ids: Sequence[str]) -> tuple[str, bytes]:
         value = json.dumps(list(ids), ensure_ascii=False, separators=(",", ":")).encode(
             "utf-8", "surrogatepass"
         )
-    return base64.urlsafe_b64encode(hashlib.sha256(value).digest()[:12]).decode(), value
+    return base64.urlsafe_b64encode(hashlib.sha256(value).digest()[:9]).decode(), value
 
 
 def decode_sources(value: bytes) -> tuple[str, ...]:
@@ -71,7 +92,8 @@ def fact_json(fact: Fact) -> str:
     data["hash"] = fact.hash
     if fact.source_turns:
         data["src"] = encode_sources(fact.source_turns)[0]
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    short = {SHORT.get(name, name): value for name, value in data.items()}
+    return json.dumps(short, ensure_ascii=False, separators=(",", ":"))
 
 
 def audit_args(entry: AuditEntry, *own: str, also: Sequence[tuple[str, ...]] = ()) -> list[str | bytes]:
@@ -92,13 +114,15 @@ def audit_args(entry: AuditEntry, *own: str, also: Sequence[tuple[str, ...]] = (
 
 
 def load_fact(raw: bytes | str) -> dict[str, Any]:
-    """A fact record's JSON object (`StoreError` when it is not one)."""
+    """A fact record's JSON object under the full names (`StoreError` when it is not one)."""
     try:
         data = json.loads(raw)
     except ValueError as exc:
         raise StoreError(f"corrupt fact record: {exc}; it was left as it is") from exc
     if not isinstance(data, dict):
         raise StoreError("corrupt fact record: not an object; it was left as it is")
+    if "t" in data:
+        return {_LONG[name] if name in _LONG else str(name): value for name, value in data.items()}
     return data
 
 

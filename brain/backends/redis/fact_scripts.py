@@ -1,11 +1,14 @@
 """Lua scripts of fact memory. Fact KEYS are (facts, state, hashes, audit) of one user, one hash tag:
 `facts` id -> the fact's JSON (never changed), `state` id -> "expired_at|invalid_at|superseded_by" (only for
-retired facts), `hashes` content hash -> id of the current fact, `audit` a stream. Beside them, derived in
-the scripts (same hash tag): `gen`, a counter every change of current facts increments, `prov` id -> the
-sources merged into a fact later, and `src` reference -> the turn ids of a source (a batch's turns, stored
-once: facts, their events and their merges name it by reference). Audit fields come last in ARGV as
-name/value pairs; a pair '@src', reference .. ids stores a source (`brain.backends.redis.fact_records`)."""
+retired facts), `hashes` content hash -> id of the current fact, `audit` a stream; ids and hashes packed
+(`brain.backends.redis.fact_packing`: `facts` fields, both sides of `hashes`, events' `fact_id`). Beside
+them, derived in the scripts (same hash tag): `gen`, a counter every change of current facts increments,
+`prov` id -> the sources merged into a fact later, and `src` reference -> the turn ids of a source (a
+batch's turns, stored once: facts, their events and their merges name it by reference). Audit fields come
+last in ARGV as name/value pairs; a pair '@src', reference .. ids stores a source
+(`brain.backends.redis.fact_records`)."""
 
+from brain.backends.redis.fact_packing import LUA as _HASHES
 from brain.backends.redis.index_scripts import COMMON, INDEX_ADD
 
 __all__ = ["ADD", "ERASE", "MERGE", "RESTORE", "RETIRE"]
@@ -20,7 +23,7 @@ local function sources(audit, first, write)
   local fact_src = string.sub(audit, 1, #audit - 5) .. 'src'  -- '<base>:audit' -> '<base>:src'
   for i = first, #ARGV - 1, 2 do
     if ARGV[i] == '@src' then
-      local ref, ids = string.sub(ARGV[i + 1], 1, 16), string.sub(ARGV[i + 1], 17)
+      local ref, ids = string.sub(ARGV[i + 1], 1, 12), string.sub(ARGV[i + 1], 13)  -- 12 characters
       local cur = redis.call('HGET', fact_src, ref)
       if cur and cur ~= ids then return false end
       if write and not cur then redis.call('HSET', fact_src, ref, ids) end
@@ -41,11 +44,20 @@ local function audit_event(audit, first, fields, own, old)
         entry[#entry + 1] = mark; entry[#entry + 1] = 'o'; return
       end
     end
+    if name == 'fact_id' then value = pack_id(value) end
     entry[#entry + 1] = name; entry[#entry + 1] = value
   end
   for i = 1, #fields, 2 do put(fields[i], fields[i + 1]) end
   for i = first, #ARGV - 1, 2 do put(ARGV[i], ARGV[i + 1]) end
   redis.call('XADD', audit, 'MAXLEN', '~', ARGV[#ARGV], '*', unpack(entry))  -- the cap is the last ARGV
+end
+"""
+
+# A fact record's text, hash and sources' reference (one-letter names; an older record's full names).
+_RECORD = """
+local function record(raw)
+  local fact = cjson.decode(raw)
+  return {text = fact['t'] or fact['text'], hash = fact['h'] or fact['hash'], src = fact['s'] or fact['src']}
 end
 """
 
@@ -61,28 +73,30 @@ local function changed() redis.call('INCR', fact_base .. ':gen') end
 ADD = (
     COMMON
     + INDEX_ADD
+    + _HASHES
     + _AUDIT
+    + _RECORD
     + """
 local facts, state, hashes, audit = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local existing = redis.call('HGET', hashes, ARGV[3])
+local existing = hash_get(hashes, ARGV[3])
 if existing then return {existing, ''} end
 if ARGV[7] ~= '' and not current(ARGV[7], true) then return redis.error_reply('BRAIN_STALE') end
 if not sources(audit, 14, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
 local old_text = ''
 if ARGV[4] ~= '' then
-  local raw = redis.call('HGET', facts, ARGV[4])
+  local raw = fact_get(facts, ARGV[4])
   if not raw then return redis.error_reply('BRAIN_MISSING') end
   if redis.call('HEXISTS', state, ARGV[4]) == 1 then return redis.error_reply('BRAIN_RETIRED') end
-  local old = cjson.decode(raw)
+  local old = record(raw)
   redis.call('HSET', state, ARGV[4], ARGV[5] .. '|' .. ARGV[6] .. '|' .. ARGV[1])
-  if redis.call('HGET', hashes, old['hash']) == ARGV[4] then redis.call('HDEL', hashes, old['hash']) end
-  old_text = old['text']
+  hash_drop(hashes, old.hash, ARGV[4])
+  old_text = old.text
 end
-redis.call('HSET', facts, ARGV[1], ARGV[2])
-redis.call('HSET', hashes, ARGV[3], ARGV[1])
+redis.call('HSET', facts, pack_id(ARGV[1]), ARGV[2])
+hash_set(hashes, ARGV[3], ARGV[1])
 if ARGV[7] ~= '' then index_add(ARGV[1], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13]) end
 redis.call('INCR', base .. ':gen')
-local own = cjson.decode(ARGV[2])['text']
+local own = record(ARGV[2]).text
 audit_event(audit, 14, {'fact_id', ARGV[1], 'old_text', old_text}, own, {id = ARGV[4], text = old_text})
 return {'', old_text}
 """
@@ -91,18 +105,20 @@ return {'', old_text}
 # ARGV: id, now, audit pairs... -> 1 retired now, 0 it was retired already
 RETIRE = (
     _BASE
+    + _HASHES
     + _AUDIT
+    + _RECORD
     + """
 local facts, state, hashes, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local raw = redis.call('HGET', facts, ARGV[1])
+local raw = fact_get(facts, ARGV[1])
 if not raw then return redis.error_reply('BRAIN_MISSING') end
 if redis.call('HEXISTS', state, ARGV[1]) == 1 then return 0 end
 if not sources(audit, 3, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
-local fact = cjson.decode(raw)
+local fact = record(raw)
 redis.call('HSET', state, ARGV[1], ARGV[2] .. '|' .. ARGV[2] .. '|')
-if redis.call('HGET', hashes, fact['hash']) == ARGV[1] then redis.call('HDEL', hashes, fact['hash']) end
+hash_drop(hashes, fact.hash, ARGV[1])
 changed()
-audit_event(audit, 3, {'fact_id', ARGV[1], 'old_text', fact['text']}, fact['text'])
+audit_event(audit, 3, {'fact_id', ARGV[1], 'old_text', fact.text}, fact.text)
 return 1
 """
 )
@@ -110,19 +126,21 @@ return 1
 # ARGV: id, audit pairs... -> 1 restored, 0 it is current, -1 another current fact says the same
 RESTORE = (
     _BASE
+    + _HASHES
     + _AUDIT
+    + _RECORD
     + """
 local facts, state, hashes, audit = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local raw = redis.call('HGET', facts, ARGV[1])
+local raw = fact_get(facts, ARGV[1])
 if not raw then return redis.error_reply('BRAIN_MISSING') end
 if redis.call('HEXISTS', state, ARGV[1]) == 0 then return 0 end
-local fact = cjson.decode(raw)
-if redis.call('HEXISTS', hashes, fact['hash']) == 1 then return -1 end
+local fact = record(raw)
+if hash_get(hashes, fact.hash) then return -1 end
 if not sources(audit, 2, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
 redis.call('HDEL', state, ARGV[1])
-redis.call('HSET', hashes, fact['hash'], ARGV[1])
+hash_set(hashes, fact.hash, ARGV[1])
 changed()
-audit_event(audit, 2, {'fact_id', ARGV[1], 'new_text', fact['text']}, fact['text'])
+audit_event(audit, 2, {'fact_id', ARGV[1], 'new_text', fact.text}, fact.text)
 return 1
 """
 )
@@ -133,16 +151,18 @@ return 1
 # fact or its merges hold already is not added again.
 MERGE = (
     _BASE
+    + _HASHES
     + _AUDIT
+    + _RECORD
     + """
 local facts, state, audit, alias = KEYS[1], KEYS[2], KEYS[4], KEYS[5]
-local raw = redis.call('HGET', facts, ARGV[1])
+local raw = fact_get(facts, ARGV[1])
 if not raw then return redis.error_reply('BRAIN_MISSING') end
 if redis.call('HEXISTS', state, ARGV[1]) == 1 then return 0 end
 if not sources(audit, 4, false) then return redis.error_reply('BRAIN_CORRUPT source reference') end
 redis.call('HSET', alias, ARGV[2], ARGV[1])
-local fact = cjson.decode(raw)
-if ARGV[3] ~= '' and fact['src'] ~= ARGV[3] then
+local fact = record(raw)
+if ARGV[3] ~= '' and fact.src ~= ARGV[3] then
   local prov = fact_base .. ':prov'
   local cur = redis.call('HGET', prov, ARGV[1])
   local merged = {r = {}}
@@ -156,7 +176,7 @@ if ARGV[3] ~= '' and fact['src'] ~= ARGV[3] then
   end
 end
 changed()
-audit_event(audit, 4, {'fact_id', ARGV[1]}, fact['text'])
+audit_event(audit, 4, {'fact_id', ARGV[1]}, fact.text)
 return 1
 """
 )
@@ -166,25 +186,27 @@ return 1
 # sources (`src`) nothing left names.
 ERASE = (
     _BASE
+    + _HASHES
+    + _RECORD
     + """
 local facts, state, hashes, audit, alias = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local gone, named, refs = 0, {}, {}
 local src, prov = fact_base .. ':src', fact_base .. ':prov'
 local function refs_of(text, into)
-  for ref in string.gmatch(text or '', '"src":"([^"]+)"') do into[ref] = true end
+  for ref in string.gmatch(text or '', '"sr?c?":"([^"]+)"') do into[ref] = true end
   local list = string.match(text or '', '"r":(%b[])')
   for ref in string.gmatch(list or '', '"([^"]+)"') do into[ref] = true end
 end
 for _, id in ipairs(ARGV) do
-  local raw = redis.call('HGET', facts, id)
+  local raw = fact_get(facts, id)
   if raw then
     gone = gone + 1
     named[id] = true
     refs_of(raw, refs)
     refs_of(redis.call('HGET', prov, id), refs)
-    local fact = cjson.decode(raw)
-    if redis.call('HGET', hashes, fact['hash']) == id then redis.call('HDEL', hashes, fact['hash']) end
-    redis.call('HDEL', facts, id)
+    local fact = record(raw)
+    hash_drop(hashes, fact.hash, id)
+    redis.call('HDEL', facts, pack_id(id), id)
     redis.call('HDEL', state, id)
     redis.call('HDEL', prov, id)
   end
@@ -199,7 +221,9 @@ local live = {}
 for _, entry in ipairs(redis.call('XRANGE', audit, '-', '+')) do
   local fields, erased, ref = entry[2], false, nil
   for i = 1, #fields, 2 do
-    if (fields[i] == 'fact_id' or fields[i] == 'old_fact_id') and named[fields[i + 1]] then erased = true end
+    if (fields[i] == 'fact_id' or fields[i] == 'old_fact_id') and named[unpack_id(fields[i + 1])] then
+      erased = true
+    end
     if fields[i] == 'src' then ref = fields[i + 1] end
   end
   if erased then

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from brain.backends.redis.client import RedisClient, Refused
+from brain.backends.redis.fact_packing import id_fields, pack_id, pack_ids, pick, unpack_id, unpack_ids
 from brain.backends.redis.fact_records import (
     audit_args,
     build_fact,
@@ -51,6 +52,16 @@ def audit_pairs(entry: AuditEntry, *own: str) -> list[str]:
     fields = entry.model_dump(exclude=set(own))
     fields["source_turns"] = json.dumps(list(entry.source_turns)) if entry.source_turns else ""
     return [part for key, value in fields.items() if value for part in (key, str(value))]
+
+
+def _field(name: str, value: bytes | str) -> str:
+    """An audit field as read: `fact_id` packed (`fact_packing.pack_id`) or as it is."""
+    return unpack_id(value) if name == "fact_id" else text(value)
+
+
+def _ids(records: dict[Any, Any]) -> list[tuple[str, Any]]:
+    """A user's fact records by id as `HGETALL` read them (packed fields unpacked)."""
+    return [(unpack_id(field), raw) for field, raw in records.items()]
 
 
 class RedisFactStore:
@@ -153,10 +164,11 @@ class RedisFactStore:
             return []
         facts_key, state_key = self._keys(user_id)[:2]
         async with self._client.pipeline(transaction=False) as pipe:
-            pipe.hmget(facts_key, list(ids))
+            pipe.hmget(facts_key, id_fields(ids))
             pipe.hmget(state_key, list(ids))
             pipe.hmget(self._key(user_id, "prov"), list(ids))
-            raw, states, merged = await pipe.execute()
+            both, states, merged = await pipe.execute()
+        raw = pick(both)
         found = [(i, r, s, m) for i, r, s, m in zip(ids, raw, states, merged, strict=True) if r is not None]
         return await self._facts(user_id, found)
 
@@ -167,7 +179,8 @@ class RedisFactStore:
             pipe.hgetall(state_key)
             pipe.hgetall(self._key(user_id, "prov"))
             raw, states, merged = await pipe.execute()
-        found = [(text(k), v, states.get(k), merged.get(k)) for k, v in raw.items()]
+        state, prov = {text(k): v for k, v in states.items()}, {text(k): v for k, v in merged.items()}
+        found = [(i, v, state.get(i), prov.get(i)) for i, v in _ids(raw)]
         return sorted(await self._facts(user_id, found), key=lambda f: (f.created_at, f.id))
 
     async def _facts(self, user_id: str | bytes, found: list[tuple[str, Any, Any, Any]]) -> list[Fact]:
@@ -197,10 +210,11 @@ class RedisFactStore:
             return {}
         _, state, own, _ = self._keys(user_id)
         pipe = self._client.pipeline(transaction=False)
-        pipe.hmget(own, list(hashes))
+        pipe.hmget(own, id_fields(hashes))
         pipe.hmget(self._key(user_id, "alias"), list(hashes))
-        direct, aliased = await pipe.execute()
-        found = {h: r for h, r in zip(hashes, direct, strict=True) if r}
+        both, aliased = await pipe.execute()
+        direct = pick(both)
+        found = {h: unpack_id(r) for h, r in zip(hashes, direct, strict=True) if r}
         alias = {h: a for h, a in zip(hashes, aliased, strict=True) if a and h not in found}
         if alias:
             retired = await self._client.hmget(state, list(alias.values()))
@@ -211,23 +225,24 @@ class RedisFactStore:
         await self._fencing.run([("HSET", self._key(user_id, "alias"), (text_hash, fact_id))], user_id)
 
     async def batch_facts(self, user_id: str | bytes, batch: str) -> list[str] | None:
-        raw = await self._client.hget(self._key(user_id, "batches"), batch)
-        return None if raw is None else list(json.loads(raw))
+        packed, older = await self._client.hmget(self._key(user_id, "batches"), [pack_id(batch), batch])
+        raw = packed if packed is not None else older
+        return None if raw is None else unpack_ids(raw)
 
     async def set_batch_facts(self, user_id: str | bytes, batch: str, fact_ids: Sequence[str]) -> None:
-        value = json.dumps(sorted(set(fact_ids)))
-        await self._fencing.run([("HSET", self._key(user_id, "batches"), (batch, value))], user_id)
+        value = pack_ids(sorted(set(fact_ids)))
+        await self._fencing.run([("HSET", self._key(user_id, "batches"), (pack_id(batch), value))], user_id)
 
     async def history(self, user_id: str | bytes) -> list[AuditEvent]:
         entries = await self._client.xrange(self._keys(user_id)[3]) or []
         events = [
-            (text(entry_id or b"0-0"), {text(k): text(v) for k, v in (fields or {}).items()})
+            (text(entry_id or b"0-0"), {text(k): _field(text(k), v) for k, v in (fields or {}).items()})
             for entry_id, fields in entries
         ]
         named = list(dict.fromkeys(i for _, fields in events for i in text_ids(fields) if i))
         texts: dict[str, str] = {}
         if named:
-            raw = await self._client.hmget(self._keys(user_id)[0], named)
+            raw = pick(await self._client.hmget(self._keys(user_id)[0], id_fields(named)))
             texts = {i: str(load_fact(r).get("text", "")) for i, r in zip(named, raw, strict=True) if r}
         sources = await self._sources(user_id, [ref for _, fields in events for ref in event_refs(fields)])
         return [load_event(entry_id, fields, texts, sources) for entry_id, fields in events]
