@@ -15,6 +15,8 @@ from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from redis.asyncio.cluster import RedisCluster
+
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.fence import Fencing, fenced
 from brain.backends.redis.index_reads import ALLOWED, BY_TIME, DOCS, SEARCH
@@ -126,25 +128,25 @@ class RedisIndexStore:
         if not entries:
             return []
         head, ticket = self._fencing.ticket_parts(self.base)
-        docs = [*head, self._key("docs")]
-        if len(entries) == 1:
-            args = [*ticket, *self.add_args(entries[0], analysis), self.ttl]
-            return [int(await self._scripts.add(keys=docs, args=args))]
-        pipe = self._client.pipeline(transaction=False)
-        for entry in entries:  # redis-py queues a script call on a pipeline
-            args = [*ticket, *self.add_args(entry, analysis), self.ttl]
-            await self._scripts.add(keys=docs, args=args, client=pipe)
-        return [int(r) for r in await pipe.execute()]
+        calls = [[*ticket, *self.add_args(entry, analysis), self.ttl] for entry in entries]
+        return [int(r) for r in await self._adds([*head, self._key("docs")], calls)]
 
     async def repost(self, entries: Sequence[IndexEntry], version: str) -> None:
         """Post `entries` again under `version`, as given (a rebuild's), without a vector (the namespace
         keeps its vectors by id)."""
         head, ticket = self._fencing.ticket_parts(self.base)
+        calls = [[*ticket, *self.add_args(entry, "")[:-2], b"", version] for entry in entries]
+        await self._adds([*head, self._key("docs")], calls)
+
+    async def _adds(self, keys: list[str], calls: list[list[Any]]) -> list[Any]:
+        """The add script once per argument list, in order: one pipeline (one round trip), or on a Cluster
+        (whose client refuses scripts in a pipeline) one call after another."""
+        if len(calls) == 1 or isinstance(self._client, RedisCluster):
+            return [await self._scripts.add(keys=keys, args=args) for args in calls]
         pipe = self._client.pipeline(transaction=False)
-        for entry in entries:
-            args = [*ticket, *self.add_args(entry, "")[:-2], b"", version]
-            await self._scripts.add(keys=[*head, self._key("docs")], args=args, client=pipe)
-        await pipe.execute()
+        for args in calls:  # redis-py queues a script call on a pipeline
+            await self._scripts.add(keys=keys, args=args, client=pipe)
+        return list(await pipe.execute())
 
     async def delete(self, doc_id: str, terms: Sequence[str], tags: Sequence[str], analysis: str) -> int:
         args = [doc_id, " ".join(terms), " ".join(tags), layout_version(analysis)]

@@ -12,6 +12,7 @@ import pytest
 from actions.summarizer import Summarizer
 from brain import BrainMemory, Message, RedisConnection, RedisMemoryStore, Settings
 from brain.backends.redis import RedisBackend
+from brain.keys import archived_key
 from brain.storage.conversation import Conversation
 from brain.testing import ScriptedLLM
 from brain.testing.conformance.erasure import ErasureStoreConformance
@@ -110,6 +111,44 @@ async def test_search_index_on_a_cluster(cluster_url: str, tmp_path: Path) -> No
             assert await index.delete("1")
             await index.drop()
             assert await index.count() == 0
+
+
+async def test_a_cold_user_leaves_a_cluster_and_comes_back(cluster_url: str, tmp_path: Path) -> None:
+    """The cold archive on a Cluster: the user's namespaces live in several slots; archived, only the
+    marker stays; brought back, every key (value and expiry) is as it was, and search finds the turns."""
+    from brain.backends.redis.archive_store import DirectoryStore
+    from brain.memory.facts import Fact
+    from brain.memory.recall import recall_doc
+    from brain.storage.conversation import WriteBatch
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        client = connection.client
+        backend = RedisBackend(client, prefix="cold", archive_store=DirectoryStore(tmp_path / "archive"))
+        tiers = redis_tiers(client, prefix="cold")
+        tiers.backend.archive = backend.archive
+        for chat in ("trip", "work"):
+            conv = Conversation("ann", chat)
+            messages = [Message(content=f"{chat} note {i}: the ferry leaves at nine") for i in range(5)]
+            await backend.conversations.write(conv, WriteBatch(turns=tuple((m, 9) for m in messages)))
+            await tiers.recall("ann", chat).add_many([recall_doc(m, i + 1) for i, m in enumerate(messages)])
+        await tiers.facts.add("ann", Fact(text="Ann lives in Oslo", category="places"))
+        names = await backend.user_leftovers("ann")
+        before = {n: (await client.dump(n), await client.pttl(n)) for n in names}
+        slots = {await client.cluster_keyslot(n) for n in names}
+        assert len(slots) > 2  # the user's namespaces really are in several slots
+        assert (await backend.archive.archive("ann")).archived
+        assert await backend.user_leftovers("ann") == [archived_key("cold", "ann")]
+        assert await backend.archive.present("ann")
+        assert await backend.user_leftovers("ann") == names
+        for name in names:
+            assert await client.pttl(name) == before[name][1]
+            assert await client.type(name) is not None
+        hits, total = await tiers.recall("ann", "trip").search("ferry")
+        assert total == 5 and hits[0].doc.text.startswith("User: trip note")
+        assert [f.text for f in await tiers.facts.search("ann", "Oslo")] == ["Ann lives in Oslo"]
 
 
 async def test_graph_memory_on_a_cluster(cluster_url: str, tmp_path: Path) -> None:
