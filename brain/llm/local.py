@@ -117,6 +117,7 @@ class LocalModel:
         # sample cooler, and let DRY penalise repeated sequences
         params.sampling.temp = 0.3
         params.sampling.dry_multiplier = 0.8
+        params.sampling.seed = 20_261_127  # the same reply to the same prompt: reproducible memory work
         if self.settings.threads is not None:
             params.cpuparams.n_threads = params.cpuparams_batch.n_threads = self.settings.threads
         try:
