@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.chat_text import exchanges
-from benchmarks.common.storage_chat import write_chat
+from benchmarks.common.storage_chat import key_bytes, write_chat
 from benchmarks.common.storage_facts import store_facts
 from brain.backends.redis import RedisBackend, RedisClient
 from brain.llm.tokens import Tokenizer
@@ -24,8 +24,7 @@ RUNS = 9
 
 
 async def _bytes(client: RedisClient, names: list[str]) -> int:
-    sizes = [await client.execute_command("MEMORY", "USAGE", n, "SAMPLES", "0") for n in names]
-    return sum(int(s or 0) for s in sizes)
+    return sum([await key_bytes(client, name) for name in names])
 
 
 async def archive_figures(client: RedisClient, tokenizer: Tokenizer) -> dict[str, Any]:

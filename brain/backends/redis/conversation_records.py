@@ -7,11 +7,11 @@ of 32 hex digits are packed in the ids hash (`brain.backends.redis.conversation_
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from brain.backends.redis.packed_ids import hex_bytes
 from brain.errors import StoreError
 from brain.keys import ConversationKeys
 from brain.llm.usage import Usage
@@ -48,16 +48,13 @@ class KnowledgeRecord(BaseModel):
 
 
 TURNS = TypeAdapter(list[TurnRecord])
-_HEX = re.compile(r"[0-9a-f]{32}")
 KNOWLEDGE = TypeAdapter(list[KnowledgeRecord])
 
 
 def packed_id(message_id: str) -> bytes:
     """How the ids hash keeps a message id of 32 lowercase hex digits: its 16 bytes (b"" for any other id,
     kept as text). Pure."""
-    if len(message_id) == 32 and _HEX.fullmatch(message_id):
-        return bytes.fromhex(message_id)
-    return b""
+    return hex_bytes(message_id)
 
 
 def bucket_seq(bucket: bytes | None, packed: bytes) -> int | None:

@@ -9,6 +9,8 @@ stored) as field 't:<id>' -> sequence number; knowledge ids as 'k:<id>' -> 0. Th
 pending text of a turn in progress (`last_talk`) is a string key of its own, deleted when the turn is done
 (older versions kept it in the meta hash as 'last_talk': read, and removed when next set or cleared)."""
 
+from brain.backends.redis.packed_ids import LUA as PACKED_IDS
+
 __all__ = ["COMMIT_SUMMARY", "DROP_TEXT", "HIDE", "LOAD", "SET_TITLE", "WRITE"]
 
 # Creates the meta hash of a new conversation; checks the schema version of an existing one.
@@ -66,20 +68,16 @@ return {m, start, w, k, len, redis.call('SMEMBERS', KEYS[5]), epoch, existed, re
 #       -> {version, added, window_tokens, length, seqs...}
 WRITE = (
     INIT
+    + PACKED_IDS
     + """
 local meta, turns, ids, knowledge = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local function seq_of(id, packed)
   if packed ~= '' then
     local bucket = redis.call('HGET', ids, string.sub(id, 1, 1))
-    local at = 1
-    while bucket do
-      local p = string.find(bucket, packed, at, true)
-      if not p then break end
-      if (p - 1) % 20 == 0 then
-        local a, b, c, d = string.byte(bucket, p + 16, p + 19)
-        return ((a * 256 + b) * 256 + c) * 256 + d
-      end
-      at = p + 1
+    local p = bucket and bucket_at(bucket, packed)
+    if p then
+      local a, b, c, d = string.byte(bucket, p + 16, p + 19)
+      return ((a * 256 + b) * 256 + c) * 256 + d
     end
   end
   return redis.call('HGET', ids, 't:' .. id)

@@ -11,22 +11,21 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import TypeVar
+
+from brain.backends.redis.packed_ids import hex_bytes
 
 __all__ = ["LUA", "id_fields", "pack_id", "pack_ids", "pick", "unpack_id", "unpack_ids"]
 
 _T = TypeVar("_T")
-_HEX = re.compile(r"[0-9a-f]{32}")
 _MARK = b"\x01"
 
 
 def pack_id(value: str) -> bytes:
     """An id or hash as the index stores it."""
-    if len(value) == 32 and _HEX.fullmatch(value):
-        return _MARK + bytes.fromhex(value)
-    return value.encode("utf-8", "surrogatepass")
+    raw = hex_bytes(value)
+    return _MARK + raw if raw else value.encode("utf-8", "surrogatepass")
 
 
 def unpack_id(raw: bytes | str) -> str:
@@ -53,8 +52,9 @@ def pick(values: Sequence[_T]) -> list[_T]:
 
 def pack_ids(ids: Sequence[str]) -> bytes:
     """A batch's fact ids as stored."""
-    if all(len(i) == 32 and _HEX.fullmatch(i) for i in ids):
-        return _MARK + b"".join(bytes.fromhex(i) for i in ids)
+    packed = [hex_bytes(i) for i in ids]
+    if all(packed):
+        return _MARK + b"".join(packed)
     return json.dumps(list(ids), ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
@@ -66,14 +66,14 @@ def unpack_ids(raw: bytes | str) -> list[str]:
     return list(json.loads(data))
 
 
-# In the scripts: `pack_id`, `unpack_id`; `fact_get` (a fact's record by id, or false: the packed field
-# first, then an older hex one); the content-hash index: `hash_get` (the id an entry names, unpacked, or
-# false; both forms as `fact_get`), `hash_set`, `hash_drop` (both forms, where they name `id`).
+# In the scripts, after `brain.backends.redis.packed_ids.LUA`: `pack_id`, `unpack_id`; `fact_get` (a fact's
+# record by id, or false: the packed field first, then an older hex one); the content-hash index:
+# `hash_get` (the id an entry names, unpacked, or false; both forms as `fact_get`), `hash_set`, `hash_drop`
+# (both forms, where they name `id`).
 LUA = """
 local function pack_id(s)
-  if #s == 32 and not string.find(s, '[^0-9a-f]') then
-    return '\\1' .. (string.gsub(s, '..', function(c) return string.char(tonumber(c, 16)) end))
-  end
+  local raw = hex_bytes(s)
+  if raw then return '\\1' .. raw end
   return s
 end
 local function unpack_id(v)

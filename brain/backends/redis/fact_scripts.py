@@ -10,6 +10,7 @@ last in ARGV as name/value pairs; a pair '@src', reference .. ids stores a sourc
 
 from brain.backends.redis.fact_packing import LUA as _HASHES
 from brain.backends.redis.index_scripts import COMMON, INDEX_ADD
+from brain.backends.redis.packed_ids import LUA as PACKED_IDS
 
 __all__ = ["ADD", "ERASE", "MERGE", "RESTORE", "RETIRE"]
 
@@ -61,10 +62,13 @@ local function record(raw)
 end
 """
 
-_BASE = """
+_BASE = (
+    PACKED_IDS  # ADD has it in the index's COMMON
+    + """
 local fact_base = string.sub(KEYS[1], 1, #KEYS[1] - 6)  -- KEYS[1] is '<base>:facts'
 local function changed() redis.call('INCR', fact_base .. ':gen') end
 """
+)
 
 # KEYS: the fact index's docs, facts, state, hashes, audit. ARGV: id, JSON, hash, replaces ('' or id), now,
 # invalid_at of the replaced fact, analysis ('': no search entry), the entry's record, ts, length,

@@ -11,6 +11,7 @@ The read scripts are `brain.backends.redis.index_reads`'.
 
 from __future__ import annotations
 
+from brain.backends.redis.packed_ids import LUA as PACKED_IDS
 from brain.storage.index import MAX_LENGTH, MAX_TF
 
 __all__ = ["ADD", "COMMON", "DELETE", "ID_OF", "INDEX_ADD", "LAYOUT", "PARTS"]
@@ -25,7 +26,8 @@ is rebuilt (`brain.backends.redis.rebuild`)."""
 # Keys inside one index are built in the scripts from the declared `docs` key: they share its hash tag, so
 # they live in the same Cluster slot.
 COMMON = (
-    """
+    PACKED_IDS
+    + """
 local base = string.sub(KEYS[1], 1, #KEYS[1] - 5)  -- KEYS[1] is '<base>:docs'
 local function key(part) return base .. ':' .. part end
 local byte = string.byte
@@ -43,18 +45,9 @@ end
 -- (16 + 4 bytes) into one of 256 buckets (field: a 0xFF byte, never in UTF-8, and the id's first two
 -- characters); any other id is a field of its own.
 local function id_slot(id)
-  if #id ~= 32 or string.find(id, '[^0-9a-f]') then return id, nil end
-  local raw = {}
-  for i = 1, 32, 2 do raw[#raw + 1] = string.char(tonumber(string.sub(id, i, i + 1), 16)) end
-  return '\\255' .. string.sub(id, 1, 2), table.concat(raw)
-end
-local function bucket_at(bucket, raw)
-  local from = 1
-  while true do
-    local at = string.find(bucket, raw, from, true)
-    if not at or (at - 1) % 20 == 0 then return at end
-    from = at + 1
-  end
+  local raw = hex_bytes(id)
+  if not raw then return id, nil end
+  return '\\255' .. string.sub(id, 1, 2), raw
 end
 local function num_of(id)
   local field, raw = id_slot(id)
