@@ -18,14 +18,14 @@ import asyncio
 import contextlib
 import json
 import os
-import re
-import signal
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -34,12 +34,13 @@ import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from benchmarks.common.serve_load import load, process, servers
 from benchmarks.common.servers import local_redis
 from brain.backends.redis.api_keys import RedisApiKeyStore
 from brain.backends.redis.client import TranslatingRedis
 
+ROOT = Path(__file__).resolve().parent.parent
 BRAIN = str(Path(sys.executable).parent / "brain")
-MARKER = re.compile(r"<U\d+>")
 MODEL = """
 import json, re, sys
 import uvicorn
@@ -76,98 +77,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def process(args: list[str], env: dict[str, str], capture: bool = False) -> Iterator[subprocess.Popen[str]]:
-    child = subprocess.Popen(
-        args,
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        yield child
-    finally:
-        child.send_signal(signal.SIGINT)
-        try:
-            child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            child.kill()
-
-
-async def ready(url: str, path: str = "/readyz") -> None:
-    async with httpx2.AsyncClient(timeout=5) as http:
-        for _ in range(400):
-            with contextlib.suppress(httpx2.TransportError):
-                if (await http.get(url + path)).status_code < 500:
-                    return
-            await asyncio.sleep(0.05)
-    raise SystemExit(f"{url} never got ready")
-
-
-@contextlib.asynccontextmanager
-async def servers(n: int, env: dict[str, str]) -> AsyncIterator[list[str]]:
-    with contextlib.ExitStack() as stack:
-        urls = []
-        for _ in range(n):
-            child = stack.enter_context(process([BRAIN, "serve", "--port", "0"], env, capture=True))
-            assert child.stdout is not None
-            urls.append(child.stdout.readline().split()[2])
-        for url in urls:
-            await ready(url)
-        yield urls
-
-
-async def load(urls: list[str], secrets: list[str], turns: int, chat: str) -> dict[str, float]:
-    latencies: list[float] = []
-    errors = foreign = 0
-    limits = httpx2.Limits(max_connections=len(secrets), max_keepalive_connections=len(secrets))
-
-    async with httpx2.AsyncClient(timeout=120, limits=limits) as http:
-
-        async def one(u: int) -> None:
-            nonlocal errors, foreign
-            headers = {"Authorization": f"Bearer {secrets[u]}"}
-            for t in range(turns):
-                url = urls[(u + t) % len(urls)]
-                body = {"chat_id": chat, "text": f"<U{u}> turn {t}: what should I pack for Oslo in May?"}
-                started = time.perf_counter()
-                try:
-                    async with http.stream("POST", f"{url}/v1/chat", json=body, headers=headers) as response:
-                        raw = (await response.aread()).decode()
-                    if response.status_code != 200 or "event: done" not in raw:
-                        errors += 1
-                        continue
-                except httpx2.HTTPError:
-                    errors += 1
-                    continue
-                latencies.append(time.perf_counter() - started)
-                foreign += bool(set(MARKER.findall(raw)) - {f"<U{u}>"})
-
-        started = time.perf_counter()
-        await asyncio.gather(*(one(u) for u in range(len(secrets))))
-        elapsed = time.perf_counter() - started
-        missing = 0
-        for u, secret in enumerate(secrets):  # read every chat back, from the first server
-            view = await http.get(
-                f"{urls[0]}/v1/chats/{chat}",
-                params={"last": 1000},
-                headers={"Authorization": f"Bearer {secret}"},
-            )
-            turns_back = view.json()["turns"] if view.status_code == 200 else []
-            missing += max(2 * turns - len(turns_back), 0)
-            foreign += sum(bool(set(MARKER.findall(t["content"])) - {f"<U{u}>"}) for t in turns_back)
-    latencies.sort()
-    return {
-        "turns_per_s": len(latencies) / elapsed,
-        "p50_ms": statistics.median(latencies) * 1000 if latencies else 0.0,
-        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000 if latencies else 0.0,
-        "errors": errors,
-        "cross_tenant": foreign,
-        "missing": missing,
-    }
 
 
 async def mcp_round_trips(
@@ -222,13 +131,47 @@ def raw_round_trips(url: str, secret: str, arguments: dict[str, object], calls: 
     return statistics.median(samples) * 1000
 
 
+def revision_command(tree: Path) -> list[str]:
+    """`brain serve` as the revision checked out at `tree` runs it (its own packages first on the path)."""
+    code = f"import sys; sys.path.insert(0, {str(tree)!r}); from roles.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", code, "serve", "--port", "0"]
+
+
+@contextlib.contextmanager
+def revision_tree(rev: str | None) -> Iterator[Path | None]:
+    """A temporary worktree of `rev` (None: no baseline)."""
+    if rev is None:
+        yield None
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="serve-baseline-"))
+    git = ["git", "-C", str(ROOT), "worktree"]
+    try:
+        subprocess.run([*git, "add", "--detach", str(tmp / "tree"), rev], check=True, capture_output=True)
+        yield tmp / "tree"
+    finally:
+        subprocess.run([*git, "remove", "--force", str(tmp / "tree")], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def worker_counts(cores: int) -> list[int]:
+    """1, 2, 4, ... up to `cores` (and `cores` itself)."""
+    counts, n = [], 1
+    while n < cores:
+        counts.append(n)
+        n *= 2
+    return [*counts, cores]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=500)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--mcp-calls", type=int, default=200)
+    parser.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="largest worker count")
+    parser.add_argument("--baseline", metavar="REV", help="also measure one `brain serve` of REV")
     options = parser.parse_args()
-    with local_redis() as (redis_url, described):
+    results: dict[str, dict[str, float]] = {}
+    with local_redis() as (redis_url, described), revision_tree(options.baseline) as tree:
         port = free_port()
         env = {
             **os.environ,
@@ -238,45 +181,70 @@ async def main() -> None:
             "BRAIN_CONFIG": "/dev/null",
             "BRAIN_LOCAL_EMBEDDER": "off",  # the service alone: no embedded embedder even when installed
         }
+        serve = [BRAIN, "serve", "--port", "0"]
         with process([sys.executable, "-c", MODEL, str(port)], env):
             client = TranslatingRedis.from_url(redis_url)
             keys = RedisApiKeyStore(client)
             secrets = [(await keys.create(f"user-{u}"))[1] for u in range(options.clients)]
             await client.aclose()
-            async with servers(1, env) as urls:
-                one = await load(urls, secrets, options.turns, "one")
-                stdio_p50, http_p50, raw_p50 = await mcp_round_trips(
-                    urls[0], secrets[0], env, options.mcp_calls
-                )
-            async with servers(2, env) as urls:
-                two = await load(urls, secrets, options.turns, "two")
-    turns = options.clients * options.turns
+            if tree is not None:
+                async with servers([revision_command(tree)], env, cwd=str(tree)) as (urls, pids):
+                    results["baseline"] = await load(urls, pids, secrets, options.turns, "baseline")
+            for n in worker_counts(options.cores):
+                async with servers([[*serve, "--workers", str(n)]], env) as (urls, pids):
+                    results[f"workers {n}"] = await load(urls, pids, secrets, options.turns, f"w{n}")
+                    if n == 1:
+                        stdio_p50, http_p50, raw_p50 = await mcp_round_trips(
+                            urls[0], secrets[0], env, options.mcp_calls
+                        )
+            async with servers([[*serve, "--workers", "1"]] * 2, env) as (urls, pids):
+                results["two servers"] = await load(urls, pids, secrets, options.turns, "two")
     shape = f"{options.clients} clients x {options.turns} turns"
-    print(f"redis: {described}; model: loopback, zero latency; {shape}")
+    print(f"redis: {described}; model: loopback, zero latency; {shape}; {os.cpu_count()} cores here")
     print(
-        f"{'servers':>8} {'turns/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'cross':>6} {'missing':>8}"
+        f"{'servers':>16} {'turns/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'cross':>6} "
+        f"{'CPU ms/turn':>12}"
     )
-    for n, r in ((1, one), (2, two)):
+    for name, r in results.items():
+        label = f"{name} ({options.baseline})" if name == "baseline" else name
         print(
-            f"{n:>8} {r['turns_per_s']:>9.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
-            f"{r['errors']:>7.0f} {r['cross_tenant']:>6.0f} {r['missing']:>8.0f}"
+            f"{label:>16} {r['turns_per_s']:>9.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
+            f"{r['errors']:>7.0f} {r['cross_tenant']:>6.0f} {r['cpu_ms_per_turn']:>12.2f}"
         )
     print(
         f"MCP search_memories round trip p50: stdio {stdio_p50:.2f} ms, HTTP {http_p50:.2f} ms "
         f"(SDK client), {raw_p50:.2f} ms (one plain JSON-RPC POST)"
     )
+    one, two, base = results["workers 1"], results["two servers"], results.get("baseline")
+    workers = [
+        {
+            "n": int(name.split()[1]),
+            **{k: round(r[k], 1) for k in ("turns_per_s", "p50_ms", "p99_ms")},
+            "errors": int(r["errors"]),
+        }
+        for name, r in results.items()
+        if name.startswith("workers")
+    ]
     print(
         json.dumps(
             {
                 "clients": options.clients,
-                "turns": turns,
+                "turns": options.clients * options.turns,
                 "turns_per_s": round(one["turns_per_s"]),
                 "p50_ms": round(one["p50_ms"], 1),
                 "p99_ms": round(one["p99_ms"], 1),
-                "errors": int(one["errors"] + one["missing"]),
-                "cross_tenant": int(one["cross_tenant"] + two["cross_tenant"]),
-                "two_process_errors": int(two["errors"] + two["missing"]),
+                "errors": int(one["errors"]),
+                "cpu_ms_per_turn": round(one["cpu_ms_per_turn"], 3),
+                "workers": workers,
+                "cross_tenant": int(sum(r["cross_tenant"] for r in results.values())),
+                "two_process_errors": int(two["errors"]),
                 "two_process_turns_per_s": round(two["turns_per_s"]),
+                "baseline": options.baseline,
+                "baseline_turns_per_s": None if base is None else round(base["turns_per_s"]),
+                "baseline_cpu_ms_per_turn": None if base is None else round(base["cpu_ms_per_turn"], 3),
+                "cpu_ratio_vs_baseline": None
+                if base is None
+                else round(one["cpu_ms_per_turn"] / base["cpu_ms_per_turn"], 3),
                 "mcp_stdio_p50_ms": round(stdio_p50, 2),
                 "mcp_http_p50_ms": round(http_p50, 2),
                 "mcp_http_raw_p50_ms": round(raw_p50, 2),

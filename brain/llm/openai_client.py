@@ -14,6 +14,7 @@ import openai
 from brain import telemetry
 from brain.errors import LLMError, LLMTimeoutError, MalformedReplyError
 from brain.llm.batching import cut
+from brain.llm.chat_http import ChatHTTP
 from brain.llm.endpoint import FAILURES, STRICTNESS, Capabilities, as_llm_error, create_openai_client
 from brain.llm.overflow import has_overflow_code
 from brain.llm.pace import Pace
@@ -60,8 +61,12 @@ class OpenAILLM:
         *,
         owns_client: bool = False,
         capabilities: Capabilities | None = None,
+        lean_chat: bool = False,
     ) -> None:
         self._client = client
+        # Chat completions of a client built here from settings go over aiohttp (`ChatHTTP`): the same
+        # request, retries and errors at a fraction of the CPU. An injected client is used for everything.
+        self._chat = ChatHTTP(client) if lean_chat and type(client) is openai.AsyncOpenAI else None
         self._settings = settings
         self._tokenizer = tokenizer  # loaded on first use: only needed when a server reports no usage
         self._owns_client = owns_client
@@ -81,7 +86,7 @@ class OpenAILLM:
         """Create the client too; `aclose()` (or `async with`) closes it. `capabilities`: the endpoint's,
         when other clients share it."""
         client = create_openai_client(settings)
-        return cls(client, settings, tokenizer, owns_client=True, capabilities=capabilities)
+        return cls(client, settings, tokenizer, owns_client=True, capabilities=capabilities, lean_chat=True)
 
     @property
     def model(self) -> str:
@@ -98,6 +103,8 @@ class OpenAILLM:
         return self._tokenizer
 
     async def aclose(self) -> None:
+        if self._chat is not None:
+            await self._chat.aclose()
         if self._owns_client:
             await self._client.close()
 
@@ -202,7 +209,10 @@ class OpenAILLM:
                 # The request is plain JSON already: the client's generic `post` sends it as it is (the
                 # typed `create` re-walks every message, milliseconds per call); retries, auth and Azure
                 # routing stay.
-                data = await self._client.post(_PATH, body=request, cast_to=object)
+                if self._chat is not None:
+                    data = await self._chat.complete(request)
+                else:
+                    data = await self._client.post(_PATH, body=request, cast_to=object)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 # A prompt too long is refused in every mode: said as a code, it is not asked again; said
                 # only in words (which might be about the format), it is an overflow at the last step.
@@ -245,10 +255,18 @@ class OpenAILLM:
         reader = ChunkReader()
         pace = Pace(self._settings.first_token_timeout, self._settings.chunk_timeout)
         try:
-            with pace:
-                chunks = await self._client.post(
-                    _PATH, body=request, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
-                )
+            chunks: AsyncIterator[object]
+            if self._chat is not None:
+                chunks = self._chat.stream(request)  # sent on the first `anext`, within the first deadline
+            else:
+                with pace:
+                    chunks = await self._client.post(
+                        _PATH,
+                        body=request,
+                        cast_to=object,
+                        stream=True,
+                        stream_cls=openai.AsyncStream[object],
+                    )
             try:
                 pending = aiter(chunks)
                 while True:
@@ -264,7 +282,7 @@ class OpenAILLM:
                             for delta in calls_as_json.feed(event.text):
                                 yield delta
             finally:
-                await chunks.close()
+                await _close(chunks)
         except TimeoutError as exc:
             if pace.late == "first":
                 raise self._late(
@@ -444,3 +462,11 @@ class OpenAILLM:
             usage=usage,
             latency_s=latency,
         )
+
+
+async def _close(chunks: AsyncIterator[object]) -> None:
+    """Close a stream: the SDK's (`close`) or `ChatHTTP`'s (an async generator: `aclose`)."""
+    if isinstance(chunks, openai.AsyncStream):
+        await chunks.close()
+    else:
+        await chunks.aclose()  # type: ignore[attr-defined]

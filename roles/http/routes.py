@@ -47,11 +47,13 @@ async def _tenant(request: Request) -> Scope:
         request.query_params,
         request.client.host if request.client is not None else "",
     )
-    await _service(request).present(scope)  # every route: the tenant's memory is in Redis from here on
+    # every route: the tenant's memory is in Redis from here on
+    await (await _service(request)).present(scope)
     return scope
 
 
-def _service(request: Request) -> MemoryService:
+async def _service(request: Request) -> MemoryService:
+    # async: FastAPI runs a plain `def` dependency in a worker thread, a thread hop on every request
     service: MemoryService = request.app.state.service
     return service
 

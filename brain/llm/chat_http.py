@@ -1,0 +1,227 @@
+"""Chat completions over aiohttp: the request every turn makes, without the SDK's per-call work.
+
+With many streams at once the `openai` SDK over httpx costs milliseconds of CPU per call (request options,
+a connection pool that scans every pooled connection, stream wrappers); `benchmarks/serve.py` measured ~3.7
+ms per streamed call at 500 streams, against ~0.25 ms for the same call over aiohttp. `ChatHTTP` sends the
+SDK's own request (its URL, headers and auth, taken from the client it was built from) and keeps its
+behaviour: retries with the same rules (`brain.llm.retries`), the same exceptions (`openai.APIStatusError`
+and its subclasses, `APIConnectionError`, `APITimeoutError`, an `APIError` for an error inside a stream),
+the same stream reading (server-sent events up to `[DONE]`). Everything else stays on the SDK.
+
+One instance per client, used on one event loop; `aclose()` closes its connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import ssl
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import aiohttp
+import httpx2
+import openai
+
+from brain.llm.retries import retry_delay, should_retry
+
+__all__ = ["ChatHTTP", "read_events"]
+
+_log = logging.getLogger("brain.llm")
+_DECODED = ("content-encoding", "content-length", "transfer-encoding")  # the body is already decoded
+_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    403: openai.PermissionDeniedError,
+    404: openai.NotFoundError,
+    409: openai.ConflictError,
+    422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
+
+
+class ChatHTTP:
+    """POST `/chat/completions` of the endpoint `client` talks to, as `client` would send it."""
+
+    def __init__(self, client: openai.AsyncOpenAI) -> None:
+        self.url = str(client.base_url).rstrip("/") + "/chat/completions"
+        headers = {**client.default_headers, **client.auth_headers}
+        self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
+        self._retries = client.max_retries
+        timeout = client.timeout
+        seconds = timeout if isinstance(timeout, int | float) else getattr(timeout, "read", None)
+        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds)
+        self._proxy = _env_proxy(self.url)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def complete(self, body: Mapping[str, Any]) -> Any:
+        """The endpoint's JSON answer to a non-streamed request."""
+        response = await self._send(body)
+        try:
+            text = await response.read()
+        except aiohttp.ClientError as exc:
+            raise _failure(self.url, exc) from exc
+        finally:
+            response.release()
+        return json.loads(text)
+
+    async def stream(self, body: Mapping[str, Any]) -> AsyncIterator[Any]:
+        """The decoded JSON of each event of a streamed answer, up to `[DONE]`; the connection goes back to
+        the pool (or is closed, when the stream is left early) as the iterator ends."""
+        response = await self._send(body)
+        done = False
+        try:
+            async for data in read_events(_lines(response, self.url)):
+                yield data
+            await response.content.read()  # what follows `[DONE]`: the connection can then be reused
+            done = True
+        finally:
+            if done:
+                response.release()
+            else:
+                response.close()
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            # The environment (proxy, CA bundle) is read once, here and in __init__, as httpx reads it:
+            # aiohttp's `trust_env` would read it, and ~/.netrc, in a thread on every request.
+            verify = _tls_context() if self.url.startswith("https:") else True
+            connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0, ssl=verify)
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
+        return self._session
+
+    async def _send(self, body: Mapping[str, Any]) -> aiohttp.ClientResponse:
+        """The response (2xx) to `body`, retried as the SDK retries; the SDK's exception otherwise."""
+        data = json.dumps(body).encode()
+        attempt = 0
+        while True:
+            headers: Mapping[str, str] = {}
+            _log.debug("POST %s (attempt %d of %d)", self.url, attempt + 1, self._retries + 1)
+            try:
+                response = await self._http().post(
+                    self.url, data=data, headers=self._headers, proxy=self._proxy
+                )
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                error: openai.APIError = _failure(self.url, exc)
+            else:
+                if response.status < 300:
+                    return response
+                error, headers = await _status_error(self.url, response), _lower(response.headers)
+                if not should_retry(response.status, headers):
+                    raise error
+            if attempt >= self._retries:
+                raise error
+            delay = retry_delay(attempt, headers)
+            _log.debug("%s: %s; retrying in %.2f s", self.url, type(error).__name__, delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
+    """The JSON of each server-sent event in `lines` (without line ends) up to `[DONE]`, as the SDK reads
+    a chat stream: an event carrying `error` raises `openai.APIError` with its message and body."""
+    data: list[str] = []
+    seen = False
+    async for line in lines:
+        if line:
+            if line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "data":
+                data.append(value)
+            elif field not in ("event", "id", "retry"):
+                continue
+            seen = True
+            continue
+        if not seen:
+            continue
+        text, data, seen = "\n".join(data), [], False
+        if text.startswith("[DONE]"):
+            return
+        decoded = json.loads(text)
+        if isinstance(decoded, dict) and decoded.get("error"):
+            error = decoded["error"]
+            message = error.get("message") if isinstance(error, dict) else None
+            if not message or not isinstance(message, str):
+                message = "An error occurred during streaming"
+            raise openai.APIError(message, _request("POST", ""), body=error)
+        yield decoded
+
+
+async def _lines(response: aiohttp.ClientResponse, url: str) -> AsyncIterator[str]:
+    try:
+        async for raw in response.content:
+            yield raw.decode().rstrip("\r\n")
+    except (aiohttp.ClientError, OSError) as exc:
+        raise _failure(url, exc) from exc
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url` (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, minus
+    `NO_PROXY`), as httpx finds it."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if urllib.request.proxy_bypass(host):
+        return None
+    proxies = urllib.request.getproxies_environment()
+    return proxies.get(url.split(":", 1)[0]) or proxies.get("all")
+
+
+def _tls_context() -> ssl.SSLContext:
+    """Certificates as httpx checks them: `SSL_CERT_FILE` / `SSL_CERT_DIR`, else certifi's bundle."""
+    cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    if cafile is None and capath is None:
+        with contextlib.suppress(ImportError):
+            import certifi
+
+            cafile = certifi.where()
+    return ssl.create_default_context(cafile=cafile, capath=capath)
+
+
+def _lower(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k.lower(): v for k, v in headers.items()}
+
+
+def _request(method: str, url: str) -> httpx2.Request:
+    return httpx2.Request(method, url or "http://endpoint/chat/completions")
+
+
+def _failure(url: str, exc: BaseException) -> openai.APIError:
+    """The SDK's exception for a request that got no answer: a timeout, or no connection."""
+    if isinstance(exc, aiohttp.ServerTimeoutError | TimeoutError):
+        return openai.APITimeoutError(request=_request("POST", url))
+    return openai.APIConnectionError(message=f"Connection error: {exc}", request=_request("POST", url))
+
+
+async def _status_error(url: str, response: aiohttp.ClientResponse) -> openai.APIStatusError:
+    """The SDK's exception for an error status, with the body it would carry (the `error` object when
+    there is one), read in full and the connection released."""
+    try:
+        raw = await response.read()
+    except aiohttp.ClientError:
+        raw = b""
+    finally:
+        response.release()
+    text = raw.decode(errors="replace")
+    try:
+        body: Any = json.loads(text) if text else None
+    except ValueError:
+        body = text
+    kept = [(k, v) for k, v in response.headers.items() if k.lower() not in _DECODED]
+    reply = httpx2.Response(response.status, headers=kept, content=raw, request=_request("POST", url))
+    data = body.get("error", body) if isinstance(body, dict) else body
+    message = f"Error code: {response.status} - {body}"
+    kind = _STATUS_ERRORS.get(response.status)
+    if kind is None:
+        kind = openai.InternalServerError if response.status >= 500 else openai.APIStatusError
+    return kind(message, response=reply, body=data)

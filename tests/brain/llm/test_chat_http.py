@@ -1,0 +1,125 @@
+"""`ChatHTTP`: the SDK's chat request over aiohttp. Its behaviour through `OpenAILLM` (retries, deadlines,
+errors, usage) is `test_openai_client.py`'s, run against the loopback server; here, what is its own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import openai
+import pytest
+
+from brain.llm.chat_http import ChatHTTP, read_events
+from brain.llm.openai_client import OpenAILLM
+from brain.llm.protocol import ChatMessage
+from brain.settings import LLMSettings
+from tests.support.openai_server import Chat, ScriptedOpenAIServer
+
+
+async def _lines(*lines: str) -> AsyncIterator[str]:
+    for line in lines:
+        yield line
+
+
+async def _events(*lines: str) -> list[object]:
+    return [event async for event in read_events(_lines(*lines))]
+
+
+async def test_events_are_read_as_the_sdk_reads_them() -> None:
+    assert await _events(
+        ": a comment",
+        'data: {"a":',
+        "data: 1}",
+        "",
+        "",
+        "event: chunk",
+        'data: {"b": 2}',
+        "",
+        "data: [DONE]",
+        "",
+        'data: {"after": "done"}',
+        "",
+    ) == [{"a": 1}, {"b": 2}]
+    assert await _events('data: {"cut": true}') == []  # an event is dispatched by its blank line only
+
+
+async def test_an_error_inside_a_stream_is_the_sdks_api_error() -> None:
+    with pytest.raises(openai.APIError, match="overloaded") as caught:
+        await _events('data: {"a": 1}', "", 'data: {"error": {"message": "overloaded", "code": 1}}', "")
+    assert caught.value.body == {"message": "overloaded", "code": 1}
+    with pytest.raises(openai.APIError, match="An error occurred during streaming"):
+        await _events('data: {"error": "x"}', "")
+    with pytest.raises(json.JSONDecodeError):
+        await _events("data: not json", "")
+
+
+async def test_the_request_carries_the_sdks_headers(openai_server: ScriptedOpenAIServer) -> None:
+    settings = LLMSettings(base_url=openai_server.url, api_key="sk-test-1", model="m", max_retries=0)
+    openai_server.script(Chat(content="hi"))
+    async with OpenAILLM.from_settings(settings) as llm:
+        assert llm._chat is not None  # the lean path is the one taken
+        await llm.complete([ChatMessage(role="user", content="hello")])
+    (request,) = openai_server.chat_requests()
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    assert headers["authorization"] == "Bearer sk-test-1"
+    assert headers["user-agent"].startswith("AsyncOpenAI/Python")
+    assert headers["content-type"] == "application/json"
+    assert "x-stainless-lang" in headers
+
+
+async def test_an_injected_client_is_used_for_chat_too(openai_server: ScriptedOpenAIServer) -> None:
+    client = openai.AsyncOpenAI(base_url=openai_server.url, api_key="sk")
+    async with OpenAILLM(client, LLMSettings(base_url=openai_server.url)) as llm:
+        assert llm._chat is None
+    await client.close()
+
+
+class _KeepAlive:
+    """A minimal HTTP/1.1 endpoint that answers every request with one streamed completion and counts the
+    connections it was asked on."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.requests = 0
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+                await reader.readexactly(length)
+                self.requests += 1
+                chunk = {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}
+                body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                    + f"content-length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def test_streams_read_to_the_end_reuse_their_connection() -> None:
+    endpoint = _KeepAlive()
+    server = await asyncio.start_server(endpoint.serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    chat = ChatHTTP(openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="sk"))
+    try:
+        for _ in range(5):
+            (chunk,) = [c async for c in chat.stream({"model": "m", "stream": True})]
+            assert chunk["choices"]
+        assert (endpoint.requests, endpoint.connections) == (5, 1)
+    finally:
+        await chat.aclose()
+        server.close()
+        await server.wait_closed()
