@@ -8,21 +8,28 @@ reaches inside its user (an agent: its own chats, the shared facts and its own) 
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from brain import __version__
 from brain.errors import BrainError
-from roles.failures import answer, invalid_fields
+from roles.access import ID_PATTERN
+from roles.failures import answer
+from roles.mcp_strict import StrictServer
+from roles.memory_files import Command, MemoryFiles, perform
+from roles.memory_paths import MAX_PATH_CHARS
 from roles.service import MemoryService, NewMessage, Scope, as_of_time
 from roles.service_memory import MAX_PASSAGE_BYTES, MAX_QUERY_BYTES, MAX_TAGS, TAG_PATTERN
 
 Tags = Annotated[list[Annotated[str, Field(pattern=TAG_PATTERN)]], Field(max_length=MAX_TAGS)]
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+Date = Annotated[str, Field(min_length=4, max_length=40, description="an ISO date or time, e.g. 2026-05-01")]
+Text = Annotated[str, Field(max_length=MAX_PASSAGE_BYTES)]
+Path = Annotated[str, Field(min_length=1, max_length=MAX_PATH_CHARS, description="a path under /memories")]
 
 __all__ = ["build_mcp"]
 
@@ -31,7 +38,9 @@ _INSTRUCTIONS = (
     "add_memory when they tell you something worth keeping (facts are extracted in the background); "
     "delete_memory retires a memory that is wrong (it stays in its history). Archival memory keeps "
     "passages word for word: archival_insert, archival_search, archival_list, archival_delete. Core "
-    "memory blocks (persona, human): core_memory_view, core_memory_edit."
+    "memory blocks (persona, human): core_memory_view, core_memory_edit. The memory tool (view, create, "
+    "str_replace, insert, delete, rename) shows them as a /memories tree: /memories/blocks/<label> are the "
+    "core blocks, other paths are text files kept in archival memory."
 )
 
 
@@ -41,40 +50,10 @@ def _dump(value: Any) -> Any:
     return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
 
-class _StrictServer(MCPServer):
-    """An MCP server whose tools refuse arguments they do not take (the SDK drops them silently, so a
-    misspelt `limt` would quietly do something else than asked)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.takes: dict[str, frozenset[str]] = {}
-
-    def takes_from(self, *tools: Callable[..., Any]) -> None:
-        """Record the arguments each of `tools` takes (by its signature)."""
-        for tool in tools:
-            self.takes[tool.__name__] = frozenset(inspect.signature(tool).parameters)
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        unknown = sorted(set(arguments) - self.takes.get(name, frozenset(arguments)))
-        if unknown:
-            listed = ", ".join(sorted(self.takes[name])) or "none"
-            raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))} (it takes: {listed})")
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if not isinstance(exc.__cause__, ValidationError):
-                raise
-            # the SDK's text quotes the arguments it refused; say what is wrong where, as a 422 does
-            wrong = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in invalid_fields(exc.__cause__.errors())
-            )
-            raise ToolError(f"{name}: invalid arguments: {wrong}") from None
-
-
 def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_chat: str = "mcp") -> MCPServer:
     """The MCP server over `service`; `scope()` names the caller's tenant for each call. A tool called with
     an argument it does not take is refused."""
-    server = _StrictServer("brain-assistant", instructions=_INSTRUCTIONS, version=__version__)
+    server = StrictServer("brain-assistant", instructions=_INSTRUCTIONS, version=__version__)
 
     async def run(call: Any) -> Any:
         try:
@@ -85,9 +64,9 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
 
     @server.tool()
     async def add_memory(
-        text: str | None = None,
-        messages: list[NewMessage] | None = None,
-        chat_id: str = "memories",
+        text: Annotated[str | None, Field(min_length=1)] = None,
+        messages: Annotated[list[NewMessage] | None, Field(min_length=1, max_length=100)] = None,
+        chat_id: Id = "memories",
         infer: bool = True,
     ) -> dict[str, Any]:
         """Remember text, or a conversation (messages with role user|assistant and content). With infer
@@ -99,18 +78,21 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
 
     @server.tool()
     async def search_memories(
-        query: str, limit: int = 10, as_of: str | None = None, category: str | None = None
+        query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_BYTES)],
+        limit: Annotated[int, Field(ge=1, le=100)] = 10,
+        as_of: Date | None = None,
+        category: Annotated[str | None, Field(min_length=1, max_length=64)] = None,
     ) -> list[dict[str, Any]]:
         """Memories matching the query (words and meaning), best first; as_of (an ISO date) gives what
         was true then."""
         when = as_of_time(as_of) if as_of else None
         found: list[dict[str, Any]] = await run(
-            service.search(scope(), query, limit=max(1, min(limit, 100)), as_of=when, category=category)
+            service.search(scope(), query, limit=limit, as_of=when, category=category)
         )
         return found
 
     @server.tool()
-    async def list_memories(as_of: str | None = None, include_retired: bool = False) -> list[dict[str, Any]]:
+    async def list_memories(as_of: Date | None = None, include_retired: bool = False) -> list[dict[str, Any]]:
         """Every current memory, oldest first (or those true as_of a date, or retired ones too)."""
         when = as_of_time(as_of) if as_of else None
         found: list[dict[str, Any]] = await run(
@@ -119,23 +101,25 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
         return found
 
     @server.tool()
-    async def memory_history(memory_id: str) -> list[dict[str, Any]]:
+    async def memory_history(memory_id: Id) -> list[dict[str, Any]]:
         """How one memory came and changed: its audit events, oldest first."""
         events: list[dict[str, Any]] = await run(service.history(scope(), memory_id))
         return events
 
     @server.tool()
-    async def delete_memory(memory_id: str, reason: str = "") -> dict[str, Any]:
+    async def delete_memory(
+        memory_id: Id, reason: Annotated[str, Field(max_length=1_000)] = ""
+    ) -> dict[str, Any]:
         """Retire a memory that is wrong or no longer true (kept in its history)."""
         fact: dict[str, Any] = await run(service.delete(scope(), memory_id, reason))
         return fact
 
     @server.tool()
     async def converse(
-        text: str,
-        chat_id: str | None = None,
+        text: Annotated[str, Field(min_length=1)],
+        chat_id: Id | None = None,
         oversize: Literal["refuse", "archive"] = "refuse",
-        message_id: str | None = None,
+        message_id: Id | None = None,
     ) -> str:
         """Say something to the assistant that owns this memory; its answer. A text too long for the model
         is refused, or with `oversize="archive"` stored in archival memory instead (nothing answered).
@@ -204,23 +188,45 @@ def build_mcp(service: MemoryService, scope: Callable[[], Scope], *, default_cha
         return block
 
     @server.tool()
-    async def archival_delete(passage_id: str) -> dict[str, Any]:
+    async def archival_delete(passage_id: Id) -> dict[str, Any]:
         """Delete an archival passage for good (an agent's key: only one it stored); the passage deleted."""
         deleted: dict[str, Any] = await run(archival.archival_delete(scope(), passage_id))
         return deleted
 
-    server.takes_from(
-        add_memory,
-        search_memories,
-        list_memories,
-        memory_history,
-        delete_memory,
-        converse,
-        archival_insert,
-        archival_search,
-        archival_list,
-        archival_delete,
-        core_memory_view,
-        core_memory_edit,
-    )
+    files = MemoryFiles(archival)
+
+    @server.tool()
+    async def memory(
+        command: Command,
+        path: Path | None = None,
+        view_range: Annotated[list[int] | None, Field(min_length=2, max_length=2)] = None,
+        file_text: Text | None = None,
+        old_str: Annotated[str | None, Field(min_length=1, max_length=MAX_PASSAGE_BYTES)] = None,
+        new_str: Text | None = None,
+        insert_line: Annotated[int | None, Field(ge=0, le=100_000)] = None,
+        insert_text: Text | None = None,
+        old_path: Path | None = None,
+        new_path: Path | None = None,
+    ) -> str:
+        """Memory as a /memories tree of text files. /memories/blocks/<label> are the core memory blocks
+        (view; str_replace and insert edit them within their limits); any other path is a text file (at most
+        8,000 bytes) kept in archival memory. Commands: view (path; view_range [first, last] for a file),
+        create (path, file_text), str_replace (path, old_str once in it, new_str), insert (path,
+        insert_line: after that line, 0 for the top; insert_text), delete (path: a file or a directory),
+        rename (old_path, new_path)."""
+        arguments = {
+            "path": path,
+            "view_range": view_range,
+            "file_text": file_text,
+            "old_str": old_str,
+            "new_str": new_str,
+            "insert_line": insert_line,
+            "insert_text": insert_text,
+            "old_path": old_path,
+            "new_path": new_path,
+        }
+        text: str = await run(perform(files, scope(), command, arguments))
+        return text
+
+    server.seal()
     return server

@@ -26,6 +26,7 @@ from brain.message import check_text
 from brain.search.analysis import searchable
 from brain.search.index import Hit, IndexedDoc
 from brain.storage import fence
+from brain.storage.blocks import CoreBlockStore
 from roles.access import PASSAGE_AGENT, Scope, deletes_passage, passage_agent, passage_sees
 from roles.assistant import Assistant
 from roles.modes.tiered import TieredMode
@@ -145,6 +146,26 @@ class TieredMemory:
         """Set the scope's own copy of block `label` to `value` (copied from the default first); the block.
         `NotFoundError` for a label outside the layout; `InputError` for a read-only block or a value past
         the block's limit (nothing changes then)."""
+        return await self._edit_core(scope, label, value, lambda core, own: core.set(own, label, value))
+
+    async def replace_in_core_block(self, scope: Scope, label: str, old: str, new: str) -> Block:
+        """Replace the first occurrence of `old` (non-empty, exact) in the scope's own copy of block `label`
+        by `new`, atomically (a concurrent edit is never lost: `old` is looked for in the block as it is
+        then); the block. Errors as `edit_core_block`'s, and `InputError` when `old` is not in the block."""
+        return await self._edit_core(
+            scope, label, new, lambda core, own: core.replace(own, label, old, new), whole=False
+        )
+
+    async def _edit_core(
+        self,
+        scope: Scope,
+        label: str,
+        text: str,
+        edit: Callable[[CoreBlockStore, bytes], Awaitable[Block]],
+        whole: bool = True,
+    ) -> Block:
+        """`edit(core, own scope)` of block `label` after the checks of an edit writing `text` (the whole
+        value, or the new text of a replacement)."""
         ticket = await self.tiers.backend.erasure.ticket(
             scope.user
         )  # before reading: `MemoryService._ticket`
@@ -157,15 +178,17 @@ class TieredMemory:
             )
         if current.read_only:
             raise InputError("this core memory block is read-only")
-        if not _plain_text(value):
+        if not _plain_text(text):
             raise InputError("the value must be text without control characters (newlines and tabs are fine)")
-        if len(value) > current.limit:
-            raise BlockLimitError(f"the value has {len(value)} characters; this block holds {current.limit}")
+        if len(text) > current.limit:
+            raise BlockLimitError(f"the value has {len(text)} characters; this block holds {current.limit}")
         with fence.holding(ticket):
             try:
-                return await edit_block(core, places, label, lambda own: core.set(own, label, value))
-            except BlockLimitError:  # its limit changed meanwhile
-                raise BlockLimitError("the value is past this block's limit") from None
+                return await edit_block(core, places, label, lambda own: edit(core, own))
+            except BlockLimitError as exc:  # a replacement made it too long, or its limit changed meanwhile
+                raise BlockLimitError(
+                    str(exc) if not whole else "the value is past this block's limit"
+                ) from None
 
     # ------------------------------------------------------------------ archival memory
 

@@ -15,6 +15,8 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import LATEST_PROTOCOL_VERSION
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from tests.roles.service.conftest import Served
 from tests.support.openai_server import Chat, ScriptedOpenAIServer
@@ -45,6 +47,7 @@ TOOLS = {
     "archival_delete",
     "core_memory_view",
     "core_memory_edit",
+    "memory",
 }
 
 
@@ -116,6 +119,7 @@ async def test_over_stdio_every_tool_works_for_the_configured_user(
 ) -> None:
     openai_server.script(Chat("You live in Porto now."))
     async with Client(stdio_server) as client:
+        assert client.protocol_version == LATEST_PROTOCOL_VERSION
         assert {t.name for t in (await client.list_tools()).tools} == TOOLS
         first = data(await client.call_tool("add_memory", {"text": "我住在里斯本", "infer": False}))["fact"]
         second = data(await client.call_tool("add_memory", {"text": "I live in Porto now", "infer": False}))[
@@ -144,6 +148,35 @@ async def test_over_stdio_every_tool_works_for_the_configured_user(
         assert second["text"] in json.dumps(openai_server.chat_requests()[0].body)
         bad = await client.call_tool("search_memories", {"query": "the"})
         assert bad.is_error and "nothing to search for" in bad.content[0].text
+
+
+async def test_over_stdio_an_older_client_is_served_with_the_handshake(
+    stdio_server: StdioServerParameters,
+) -> None:
+    async with Client(stdio_server, mode="legacy") as client:
+        assert client.protocol_version == LATEST_HANDSHAKE_VERSION
+        created = await client.call_tool(
+            "memory", {"command": "create", "path": "/memories/notes.md", "file_text": "tea, no sugar"}
+        )
+        viewed = await client.call_tool("memory", {"command": "view", "path": "/memories/notes.md"})
+        escaped = await client.call_tool("memory", {"command": "view", "path": "/memories/../x"})
+    assert not created.is_error
+    assert viewed.content[0].text == "/memories/notes.md, with line numbers:\n     1\ttea, no sugar"
+    assert escaped.is_error and "'..'" in escaped.content[0].text
+
+
+async def test_every_tool_schema_is_closed_and_bounded(served: Served) -> None:
+    async with http_client(served, await served.key("ann")) as ann:
+        tools = {t.name: t.input_schema for t in (await ann.list_tools()).tools}
+        assert all(schema["additionalProperties"] is False for schema in tools.values())
+        assert tools["search_memories"]["required"] == ["query"]
+        limit = tools["search_memories"]["properties"]["limit"]
+        assert (limit["type"], limit["minimum"], limit["maximum"]) == ("integer", 1, 100)
+        assert tools["archival_delete"]["properties"]["passage_id"]["pattern"]
+        over = await ann.call_tool("search_memories", {"query": "Lisbon", "limit": 101})
+        slash = await ann.call_tool("memory_history", {"memory_id": "a/b"})
+    assert over.is_error and "limit: Input should be less than or equal to 100" in over.content[0].text
+    assert slash.is_error and "memory_id" in slash.content[0].text
 
 
 async def test_a_tool_refuses_arguments_it_does_not_take(served: Served) -> None:
@@ -188,7 +221,7 @@ async def test_a_wrongly_typed_argument_is_named_and_never_echoed(served: Served
         wrong = await ann.call_tool("search_memories", {"query": "Lisbon", "limit": "zq4321"})
         empty = await ann.call_tool("converse", {"text": "hi", "chat_id": ""})
     assert wrong.is_error and "limit" in wrong.content[0].text and "4321" not in wrong.content[0].text
-    assert empty.is_error and "chat_id must not be blank" in empty.content[0].text
+    assert empty.is_error and "chat_id: String should match pattern" in empty.content[0].text
     assert served.llm.calls == []
 
 

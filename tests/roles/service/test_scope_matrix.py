@@ -247,6 +247,7 @@ TOOLS: dict[str, tuple[str, str]] = {
     "archival_delete": ("shows+changes", "refused"),
     "core_memory_view": ("shows", "hidden"),
     "core_memory_edit": ("changes", "hidden"),
+    "memory": ("changes", "refused"),
 }
 ARGUMENTS: dict[str, dict[str, Any]] = {
     "add_memory": {"messages": [{"role": "user", "content": "one more thing"}], "chat_id": "c1"},
@@ -261,6 +262,12 @@ ARGUMENTS: dict[str, dict[str, Any]] = {
     "archival_delete": {"passage_id": "{passage_id}"},
     "core_memory_view": {},
     "core_memory_edit": {"label": "human", "value": "edited"},
+    "memory": {
+        "command": "str_replace",
+        "path": "/memories/blocks/human",
+        "old_str": "BLOCKMARK",
+        "new_str": "X",
+    },
 }
 
 
@@ -302,7 +309,7 @@ async def test_every_mcp_tool_by_its_own_agent_and_another(served: Served) -> No
             seen = _seen("refused" if result.is_error else None, shown, changed)
             assert seen == outcome, (tool, caller, text[:300])
             cells += 1
-    assert cells == 24
+    assert cells == 26
 
 
 async def test_another_agents_turn_is_not_given_writers_facts(served: Served) -> None:
