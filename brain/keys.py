@@ -12,6 +12,7 @@ match a glob, or collide with another tenant's keys. Each namespace is one hash 
 - fact memory of a user (facts, their index, hashes, audit stream): `P:{f.U}:<part>`
 - block memory of a session (history FIFO, archive, block state, vectors): `P:{m.U.C}:<part>`
 - procedural memory of an agent (its stored procedures, searchable): `P:{proc.<enc(agent)>}:<part>`
+- a framework's key-value store (an agent framework adapter's items, searchable): `P:{kv.<enc(name)>}:<part>`
 - the erasure record of a user (content-free: counters only): `P:{x.<digest>}:erased`; on Cluster, its
   copy in every erased namespace's own slot: `<namespace>:fence`
 - API keys of the service (records by id, ids by secret digest): `P:{apikeys}:<part>`, and each key's
@@ -68,6 +69,7 @@ __all__ = [
     "recall_base",
     "scope_field",
     "shared_scope",
+    "store_base",
     "tenant_scope",
     "user_bases",
     "user_patterns",
@@ -312,6 +314,12 @@ def archival_base(prefix: str, user_id: str | bytes) -> str:
     return f"{prefix}:{{idx.{encode_id(b'archival:' + raw_id(user_id, 'user_id'), 'user_id')}}}"
 
 
+def store_base(prefix: str, name: str | bytes) -> str:
+    """Namespace of the key-value store `name` of an agent framework adapter (`roles.integrations`): one
+    search index holding every item of that store (one Cluster slot)."""
+    return f"{prefix}:{{kv.{encode_id(name, 'store name')}}}"
+
+
 def archived_key(prefix: str, user_id: str | bytes) -> str:
     """The hash marking a user whose memory is (being) moved to the cold archive: its state and the
     archive's name (`brain.backends.redis.archive`). Among the user's keys (`user_patterns`)."""
@@ -425,6 +433,7 @@ _KINDS = (
     ("idx.", "archival"),
     ("core.", "core"),
     ("proc.", "procedures"),
+    ("kv.", "store"),
     ("queue", "queue"),
     ("apikeys", "api keys"),
     ("rate.", "rate limits"),
@@ -450,7 +459,7 @@ def key_family(key: str) -> str:
         return "graph"
     if kind == "facts" and part == "audit":
         return "facts.audit"
-    if kind in {"recall", "archival", "facts", "procedures"} and part in _INDEX_PARTS:
+    if kind in {"recall", "archival", "facts", "procedures", "store"} and part in _INDEX_PARTS:
         return f"{kind}.{_INDEX_PARTS[part]}"
     return "fences" if part == "fence" else kind
 
