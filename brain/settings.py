@@ -238,6 +238,12 @@ class ServeSettings(BaseModel):
     )
     body_timeout: float = Field(30.0, gt=0, description="seconds a client has to send a request's body")
     keepalive_timeout: int = Field(5, ge=1, description="seconds an idle keep-alive connection stays")
+    workers: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="processes serving the port; 0 = one per core, at most 8 (one with the embedded model)",
+    )
     rate_limit: int = Field(600, ge=0, description="requests per key per rate window; 0 = no limit")
     rate_window_seconds: int = Field(60, ge=1, le=86_400)
     auth_failure_limit: int = Field(

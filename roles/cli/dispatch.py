@@ -76,6 +76,11 @@ def dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         print(NO_LLM_MESSAGE, file=sys.stderr)
         return 2
     if args.command == "serve":
+        from roles.cli.workers import serve_workers, worker_count
+
+        count = worker_count(settings, args.workers)
+        if count > 1:
+            return serve_workers(settings, args.host, args.port, count)
         from roles.cli.serve import serve_command
 
         return asyncio.run(serve_command(settings, args.host, args.port))

@@ -203,6 +203,11 @@ def _add_service_commands(commands: _Commands, common: argparse.ArgumentParser) 
     )
     serve.add_argument("--host", help="address to listen on (default: serve.host)")
     serve.add_argument("--port", type=int, help="port (default: serve.port; 0 = any free port)")
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        help="processes serving the port (default: serve.workers; 0 = one per core, at most 8)",
+    )
     mcp = commands.add_parser(
         "mcp", help="an MCP server over stdio, for editors and desktop apps", parents=[common]
     )
@@ -220,3 +225,14 @@ def _add_service_commands(commands: _Commands, common: argparse.ArgumentParser) 
     listing.add_argument("--user", type=USER_ID, help="only this user's keys")
     revoke = actions.add_parser("revoke", help="revoke a key at once, on every server", parents=[common])
     revoke.add_argument("id", help="the key's id, from brain keys list")
+
+
+def _workers(text: str) -> int:
+    """A worker count: 0 (one per core) to 64."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= count <= 64:
+        raise argparse.ArgumentTypeError("between 0 (one per core) and 64")
+    return count

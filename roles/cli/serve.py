@@ -18,7 +18,15 @@ from brain.settings import Settings
 from roles.assistant import Assistant
 from roles.service import MemoryService, Scope
 
-__all__ = ["keys_command", "mcp_command", "serve_command"]
+__all__ = [
+    "announce",
+    "check_store",
+    "keys_command",
+    "listening_socket",
+    "mcp_command",
+    "serve_command",
+    "serve_on",
+]
 
 
 def _date(ts: float | None) -> str:
@@ -48,27 +56,60 @@ async def keys_command(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def serve_command(settings: Settings, host: str | None, port: int | None) -> int:
-    import uvicorn
-
-    from roles.http import create_app
-    from roles.http.server import server_config
-
-    telemetry.configure(settings.telemetry)
-    if settings.redis.url is not None:  # a store that does not answer: one line and exit 2, not a traceback
-        async with await RedisConnection.open(settings):
-            pass
-    host = host or settings.serve.host
-    port = settings.serve.port if port is None else port
+def listening_socket(host: str, port: int, *, shared_port: bool = False) -> tuple[socket.socket, str]:
+    """A socket listening on `host`:`port` (0: any free port) and its URL. `shared_port`: SO_REUSEPORT, so
+    that several sockets listen on one port and the kernel spreads connections across them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on the connections a TCP socket accepts, and only then;
     # with Nagle on, a small keep-alive answer waits ~40 ms for the client's delayed ACK.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host, port))
     sock.listen(2048)
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    url = f"http://{shown}:{sock.getsockname()[1]}"
+    return sock, f"http://{shown}:{sock.getsockname()[1]}"
+
+
+def announce(url: str, workers: int) -> None:
+    """The line `brain serve` starts with (its URL first: scripts read it)."""
+    processes = f", {workers} worker processes" if workers > 1 else ""
+    print(
+        f"brain serve: {url} (API {url}/v1, docs {url}/docs, MCP {url}/mcp, inspector {url}/ui{processes})",
+        flush=True,
+    )
+
+
+async def check_store(settings: Settings) -> None:
+    """A store that does not answer: one line and exit 2 (`StoreError`), not a traceback per process."""
+    if settings.redis.url is not None:
+        async with await RedisConnection.open(settings):
+            pass
+
+
+async def serve_command(settings: Settings, host: str | None, port: int | None) -> int:
+    """`brain serve` in this process: one worker."""
+    telemetry.configure(settings.telemetry)
+    await check_store(settings)
+    sock, url = listening_socket(host or settings.serve.host, settings.serve.port if port is None else port)
+    announce(url, 1)
+    try:
+        started = await serve_on(settings, sock)
+    finally:
+        sock.close()
+    print("brain serve: stopped", file=sys.stderr)
+    return 0 if started else 1
+
+
+async def serve_on(settings: Settings, sock: socket.socket) -> bool:
+    """Serve the app on `sock` until SIGINT or SIGTERM (graceful: requests in flight finish); whether the
+    server started."""
+    import uvicorn
+
+    from roles.http import create_app
+    from roles.http.server import server_config
+
     app = create_app(settings)
 
     class Server(uvicorn.Server):
@@ -85,15 +126,8 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
                     loop.remove_signal_handler(signum)
 
     server = Server(server_config(app, settings.serve))
-    print(
-        f"brain serve: {url} (API {url}/v1, docs {url}/docs, MCP {url}/mcp, inspector {url}/ui)", flush=True
-    )
-    try:
-        await server.serve(sockets=[sock])
-    finally:
-        sock.close()
-    print("brain serve: stopped", file=sys.stderr)
-    return 0 if server.started else 1
+    await server.serve(sockets=[sock])
+    return bool(server.started)
 
 
 async def mcp_command(settings: Settings, user: str | None, agent: str | None) -> int:
