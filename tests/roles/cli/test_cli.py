@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from brain import __version__
 from roles.cli.dispatch import NO_LLM_MESSAGE
 from tests.support.openai_server import Models, ScriptedOpenAIServer
 from tests.support.servers import free_port
@@ -29,7 +30,7 @@ def brain(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> sub
 
 def test_version() -> None:
     result = brain("--version")
-    assert result.returncode == 0 and result.stdout.strip() == "brain-assistant 0.1.0"
+    assert result.returncode == 0 and result.stdout.strip() == f"brain-assistant {__version__}"
 
 
 def test_chat_without_llm_exits_2_with_one_sentence() -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from brain import __version__
+
 ROOT = Path(__file__).resolve().parents[3]
 
 # Loaded by the commands that need them, never by the grammar.
@@ -60,7 +62,7 @@ def _run(*argv: str) -> tuple[int, str, set[str]]:
 
 
 def test_version_imports_nothing_heavy() -> None:
-    assert _run("--version") == (0, "brain-assistant 0.1.0\n", set())
+    assert _run("--version") == (0, f"brain-assistant {__version__}\n", set())
 
 
 @pytest.mark.parametrize(
