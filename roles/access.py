@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from brain.keys import check_id, raw_id
 from brain.memory.facts import AuditEvent, Fact
 from brain.storage.index import IndexedDoc
+from brain.wire import ID_PATTERN
 
 __all__ = [
     "AGENT_CHAT",
@@ -130,11 +131,6 @@ def erases_fact(scope: Scope, fact: Fact) -> bool:
     """Whether erasing the scope's memory erases the fact: every fact of the user, or the agent's own
     (the user's shared facts stay: other agents and the owner reach them too)."""
     return scope.agent is None or fact.agent_id == scope.agent
-
-
-ID_PATTERN = r"^[^\x00-\x1f/]{1,256}$"
-"""What a request schema declares of an id (`brain.keys.check_id` checks the rest: every id made is
-reachable)."""
 
 
 def storage_chat(scope: Scope, chat_id: str) -> str:

@@ -13,9 +13,9 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from brain.errors import InputError, NotFoundError
 from brain.memory.erasure import ErasureReport
@@ -29,9 +29,16 @@ from brain.search.analysis import searchable
 from brain.storage import fence
 from brain.storage.conversation import Conversation, ConversationMeta
 from brain.storage.fence import Ticket
-from brain.storage.usage import UsageRow
+from brain.wire import (
+    Archived,
+    ChatInfo,
+    ChatView,
+    DeadLetterView,
+    NewMessage,
+    TurnView,
+    UsageReport,
+)
 from roles.access import (
-    ID_PATTERN,
     Scope,
     erases_fact,
     erases_user,
@@ -58,8 +65,6 @@ __all__ = [
     "as_of_time",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
 
 def as_of_time(text: str) -> float:
     """An "as of" date or time (ISO; a whole day means its end, UTC unless it says). Pure."""
@@ -72,98 +77,13 @@ def as_of_time(text: str) -> float:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
-class NewMessage(BaseModel):
-    """One message of a conversation given to `add`."""
-
-    model_config = _FROZEN
-
-    role: Literal["user", "assistant"] = "user"
-    content: str = Field(min_length=1)
-    id: str | None = Field(
-        None,
-        pattern=ID_PATTERN,
-        description="an idempotency key: a message added again with its id is stored once",
-    )
-    created_at: AwareDatetime | None = Field(
-        None,
-        description="when it was said (a backfill of a conversation held elsewhere): facts learned from it "
-        "are true from then; now when absent",
-    )
-
-
 class AddResult(BaseModel):
-    model_config = _FROZEN
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     chat_id: str | None = None
     turns: int = 0  # turns the chat holds after the add
     queued: bool = False  # handed to the fact workers: facts appear in the background
     fact: Fact | None = None  # infer=False: the fact stored as given
-
-
-class ChatInfo(BaseModel):
-    model_config = _FROZEN
-
-    id: str
-    title: str
-    summary: str
-    turns: int
-    calls: int
-    tokens: int
-
-
-class TurnView(BaseModel):
-    model_config = _FROZEN
-
-    seq: int
-    role: str
-    speaker: str
-    content: str
-    at: str
-    hidden: bool
-    step: bool = False  # a tool call with its inner thoughts, or a tool's result, kept with the turn
-
-
-class UsageReport(BaseModel):
-    """What a user's memory and answers cost: one row per chat and model, and the totals."""
-
-    model_config = _FROZEN
-
-    rows: tuple[UsageRow, ...]
-    calls: int
-    prompt_tokens: int
-    completion_tokens: int
-
-
-class ChatView(BaseModel):
-    model_config = _FROZEN
-
-    chat: ChatInfo
-    summary_upto: int
-    turns: tuple[TurnView, ...]
-
-
-class Archived(BaseModel):
-    """A message stored in archival memory instead of being answered (too long for the model)."""
-
-    model_config = _FROZEN
-
-    chat_id: str
-    source: str
-    passages: int
-    unchanged: bool = False
-
-
-class DeadLetterView(BaseModel):
-    """Turns of one of the key's chats set aside after the model answered their fact extraction unusably."""
-
-    model_config = _FROZEN
-
-    id: str
-    chat_id: str
-    upto: int = Field(description="the chat's turns up to this one wait for fact extraction")
-    attempts: int
-    at: float = Field(description="when they were set aside (Unix time)")
-    reason: str = Field(description="what the model answered the last time, cut short")
 
 
 class MemoryService:

@@ -16,8 +16,6 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from brain.errors import InputError, NotFoundError
 from brain.keys import check_id
 from brain.memory.core import Block, BlockLimitError, Place, edit_block, tenant_blocks
@@ -27,6 +25,7 @@ from brain.search.analysis import searchable
 from brain.search.index import Hit, IndexedDoc
 from brain.storage import fence
 from brain.storage.blocks import CoreBlockStore
+from brain.wire import MAX_PASSAGE_BYTES, MAX_QUERY_BYTES, MAX_TAGS, TAG_PATTERN, Passage
 from roles.access import PASSAGE_AGENT, Scope, deletes_passage, passage_agent, passage_sees
 from roles.assistant import Assistant
 from roles.modes.tiered import TieredMode
@@ -40,31 +39,9 @@ __all__ = [
     "TieredMemory",
 ]
 
-MAX_PASSAGE_BYTES = 8_000
-"""The most a passage stored through the service holds (UTF-8 bytes): longer text, split first (`brain
-memory load`, or a chat message with `oversize: "archive"`)."""
-MAX_QUERY_BYTES = 4_000
-MAX_TAGS = 16
-TAG_PATTERN = r"^[^\s:\x00-\x1f\x7f]{1,64}$"
-"""A tag as an index takes it: at most 64 characters, no space, ':' or control character (stored and
-matched in lower case)."""
 _TAG = re.compile(TAG_PATTERN)
 _SCAN = 2_000  # the most passages an agent scope's search or listing looks through for its visible ones
 _LAYOUT = TieredMode()  # the blocks of an assistant in another mode: the tiered mode's defaults
-
-
-class Passage(BaseModel):
-    """An archival passage as a scope sees it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str
-    text: str
-    tags: tuple[str, ...] = ()
-    source: str = Field("", description="who or what stored it (an API key, the model, a loaded document)")
-    at: str = Field(description="when it was stored (ISO, UTC)")
-    agent: str | None = Field(None, description="the agent whose passage it is; none: the user's shared one")
-    score: float | None = Field(None, description="a search's relevance (best first)")
 
 
 def _passage(hit: Hit | IndexedDoc) -> Passage:

@@ -22,8 +22,10 @@ from starlette.routing import Route
 from brain import __version__
 from brain.errors import BrainError, InputError
 from brain.settings import Settings
+from brain.wire import Health, Readiness
 from roles.assistant import Assistant
 from roles.failures import answer, invalid_fields
+from roles.http.docs import install_docs
 from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
 from roles.http.routes import router
 from roles.http.stats import stats_router
@@ -31,6 +33,14 @@ from roles.mcp_server import build_mcp
 from roles.service import MemoryService, Scope
 
 __all__ = ["create_app"]
+
+_DESCRIPTION = """Every `/v1` route takes its tenant from the bearer API key (`brain keys create`).
+A Python client with these routes typed is `brain.client` (`AsyncBrainClient`, `BrainClient`).
+
+Times in answers are ISO 8601 strings in UTC (`2026-05-01T09:30:00Z`; the graph's relations: UTC days,
+`2026-05-01`). Changed in issue 25: facts (`valid_at`, `invalid_at`, `created_at`, `expired_at`), audit
+events (`at`) and dead letters (`at`) were Unix seconds (numbers) before; a client that wants those parses
+the string (Python: `datetime.fromisoformat(value).timestamp()`; JavaScript: `Date.parse(value) / 1000`)."""
 
 
 def _mcp_scope() -> Scope:
@@ -67,8 +77,12 @@ def create_app(
         title="brain-assistant",
         version=__version__,
         summary="Memory for LLM assistants, per tenant: chat, facts over time, history, export, erasure.",
+        description=_DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    install_docs(app)
 
     app.router.routes.append(Route("/mcp", endpoint=_Late(holder), methods=["GET", "POST", "DELETE"]))
     app.include_router(router)
@@ -89,11 +103,11 @@ def create_app(
         return JSONResponse({"detail": invalid_fields(exc.errors())}, status_code=422)
 
     @app.get("/healthz", tags=["health"])
-    async def health() -> dict[str, str]:
+    async def health() -> Health:
         """The process is up."""
-        return {"status": "ok", "version": __version__}
+        return Health(status="ok", version=__version__)
 
-    @app.get("/readyz", tags=["health"])
+    @app.get("/readyz", tags=["health"], response_model=Readiness, responses={503: {"model": Readiness}})
     async def ready(request: Request) -> JSONResponse:
         """The store answers: this server can serve."""
         try:

@@ -5,38 +5,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
 
 from brain.errors import BrainError, InputError
 from brain.memory.core import Block
 from brain.memory.erasure import ErasureReport
-from brain.memory.facts import AuditEvent, Fact
 from brain.memory.transfer import ConversationExport
-from roles.access import ID_PATTERN
-from roles.failures import answer
-from roles.http.guard import authenticate
-from roles.service import (
-    AddResult,
+from brain.wire import (
+    MAX_QUERY_BYTES,
+    MAX_TAGS,
+    AddRequest,
+    AddResultView,
     Archived,
+    AuditEventView,
+    BlockEdit,
     ChatInfo,
+    ChatReply,
+    ChatRequest,
     ChatView,
     DeadLetterView,
-    MemoryService,
-    NewMessage,
-    Scope,
+    FactView,
+    GraphView,
+    Me,
+    Passage,
+    PassageRequest,
     UsageReport,
-    as_of_time,
 )
-from roles.service_memory import MAX_PASSAGE_BYTES, MAX_QUERY_BYTES, MAX_TAGS, TAG_PATTERN, Passage
+from brain.wire.requests import Tag
+from roles.failures import answer
+from roles.http.guard import authenticate
+from roles.service import MemoryService, Scope, as_of_time
 
 __all__ = ["router"]
-
-_STRICT = ConfigDict(frozen=True, extra="forbid")
-_ID = ID_PATTERN
 
 
 async def _tenant(request: Request) -> Scope:
@@ -63,64 +66,6 @@ Service = Annotated[MemoryService, Depends(_service)]
 AsOf = Annotated[str | None, Query(description="ISO date or time: what was true then")]
 
 router = APIRouter(prefix="/v1")
-
-
-class Me(BaseModel):
-    model_config = _STRICT
-
-    user: str
-    agent: str | None
-
-
-class ChatRequest(BaseModel):
-    model_config = _STRICT
-
-    chat_id: str = Field("default", pattern=_ID)
-    text: str = Field(min_length=1)
-    stream: bool = True
-    message_id: str | None = Field(
-        None,
-        pattern=_ID,
-        description="an idempotency key: a request retried with it gives the stored answer, never a 2nd turn",
-    )
-    oversize: Literal["refuse", "archive"] = Field(
-        "refuse",
-        description="a message too long for the model: refused (413), or stored in archival memory (202)",
-    )
-
-
-class ChatReply(BaseModel):
-    model_config = _STRICT
-
-    chat_id: str
-    text: str
-
-
-class AddRequest(BaseModel):
-    model_config = _STRICT
-
-    text: str | None = None
-    messages: list[NewMessage] | None = None
-    chat_id: str = Field("memories", pattern=_ID)
-    infer: bool = True
-
-
-class BlockEdit(BaseModel):
-    model_config = _STRICT
-
-    value: str = Field(max_length=100_000, description="the block's whole new text (within its limit)")
-
-
-Tag = Annotated[str, Field(pattern=TAG_PATTERN)]
-
-
-class PassageRequest(BaseModel):
-    model_config = _STRICT
-
-    text: str = Field(
-        min_length=1, max_length=MAX_PASSAGE_BYTES, description=f"at most {MAX_PASSAGE_BYTES} bytes"
-    )
-    tags: list[Tag] = Field(default_factory=list, max_length=MAX_TAGS)
 
 
 Tags = Annotated[list[Tag] | None, Query(max_length=MAX_TAGS, description="passages with any of these tags")]
@@ -180,7 +125,7 @@ async def chat(
 
 
 @router.post("/memories", tags=["memories"], status_code=202)
-async def add_memory(body: AddRequest, scope: Tenant, service: Service, response: Response) -> AddResult:
+async def add_memory(body: AddRequest, scope: Tenant, service: Service, response: Response) -> AddResultView:
     """Add text or a conversation; facts are extracted in the background (202). With `infer: false` the
     text is stored as one memory at once (201)."""
     result = await service.add(
@@ -188,15 +133,16 @@ async def add_memory(body: AddRequest, scope: Tenant, service: Service, response
     )
     if result.fact is not None:
         response.status_code = 201
-    return result
+    return AddResultView.model_validate(result.model_dump())
 
 
 @router.get("/memories", tags=["memories"])
 async def list_memories(
     scope: Tenant, service: Service, as_of: AsOf = None, include_retired: bool = False
-) -> list[Fact]:
+) -> list[FactView]:
     """Current memories, oldest first; or those true `as_of`; or every one with `include_retired`."""
-    return await service.list_memories(scope, as_of=_when(as_of), include_retired=include_retired)
+    facts = await service.list_memories(scope, as_of=_when(as_of), include_retired=include_retired)
+    return [FactView.of(f) for f in facts]
 
 
 @router.get("/memories/search", tags=["memories"])
@@ -207,38 +153,39 @@ async def search_memories(
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     as_of: AsOf = None,
     category: str | None = None,
-) -> list[Fact]:
+) -> list[FactView]:
     """Hybrid search (words and, with embeddings, meaning), best first."""
-    return await service.search(scope, q, limit=limit, as_of=_when(as_of), category=category)
+    facts = await service.search(scope, q, limit=limit, as_of=_when(as_of), category=category)
+    return [FactView.of(f) for f in facts]
 
 
 @router.get("/memories/{memory_id}", tags=["memories"])
-async def get_memory(memory_id: str, scope: Tenant, service: Service) -> Fact:
-    return await service.get(scope, memory_id)
+async def get_memory(memory_id: str, scope: Tenant, service: Service) -> FactView:
+    return FactView.of(await service.get(scope, memory_id))
 
 
 @router.get("/memories/{memory_id}/history", tags=["memories"])
-async def memory_history(memory_id: str, scope: Tenant, service: Service) -> list[AuditEvent]:
+async def memory_history(memory_id: str, scope: Tenant, service: Service) -> list[AuditEventView]:
     """How one memory came and changed, oldest first."""
-    return await service.history(scope, memory_id)
+    return [AuditEventView.of(e) for e in await service.history(scope, memory_id)]
 
 
 @router.delete("/memories/{memory_id}", tags=["memories"])
-async def delete_memory(memory_id: str, scope: Tenant, service: Service, reason: str = "") -> Fact:
+async def delete_memory(memory_id: str, scope: Tenant, service: Service, reason: str = "") -> FactView:
     """Retire a memory (it stays in history and in "as of" answers)."""
-    return await service.delete(scope, memory_id, reason)
+    return FactView.of(await service.delete(scope, memory_id, reason))
 
 
 @router.get("/history", tags=["history"])
-async def history(scope: Tenant, service: Service) -> list[AuditEvent]:
+async def history(scope: Tenant, service: Service) -> list[AuditEventView]:
     """Every change to facts and graph relations, oldest first."""
-    return await service.history(scope)
+    return [AuditEventView.of(e) for e in await service.history(scope)]
 
 
 @router.post("/history/{event_id}/rollback", tags=["history"])
-async def rollback(event_id: str, scope: Tenant, service: Service) -> AuditEvent:
+async def rollback(event_id: str, scope: Tenant, service: Service) -> AuditEventView:
     """Undo one change (itself audited); the event undone."""
-    return await service.rollback(scope, event_id)
+    return AuditEventView.of(await service.rollback(scope, event_id))
 
 
 @router.get("/chats", tags=["chats"])
@@ -342,9 +289,9 @@ async def usage(scope: Tenant, service: Service) -> UsageReport:
 
 
 @router.get("/graph", tags=["memory"])
-async def graph(scope: Tenant, service: Service, as_of: AsOf = None) -> dict[str, Any]:
-    """Entities and relations (with their validity); retired relations included."""
-    return await service.graph(scope, as_of=_when(as_of))
+async def graph(scope: Tenant, service: Service, as_of: AsOf = None) -> GraphView:
+    """Entities and relations (with their validity, as UTC days); retired relations included."""
+    return GraphView.model_validate(await service.graph(scope, as_of=_when(as_of)))
 
 
 @router.get("/dead-letters", tags=["memory"])

@@ -1,0 +1,67 @@
+"""What goes over the HTTP API (`brain serve`): its request bodies and its responses, shared by the server
+(`roles.http`) and the Python client (`brain.client`), so both read and write one schema. Times in
+responses are ISO 8601 in UTC (`UtcTime`)."""
+
+from brain.wire.requests import (
+    ID_PATTERN,
+    MAX_PASSAGE_BYTES,
+    MAX_QUERY_BYTES,
+    MAX_TAGS,
+    TAG_PATTERN,
+    AddRequest,
+    BlockEdit,
+    ChatRequest,
+    NewMessage,
+    PassageRequest,
+)
+from brain.wire.times import UtcTime
+from brain.wire.views import (
+    AddResultView,
+    Archived,
+    AuditEventView,
+    ChatInfo,
+    ChatReply,
+    ChatView,
+    DeadLetterView,
+    FactView,
+    GraphEntity,
+    GraphRelation,
+    GraphView,
+    Health,
+    Me,
+    Passage,
+    Readiness,
+    TurnView,
+    UsageReport,
+)
+
+__all__ = [
+    "ID_PATTERN",
+    "MAX_PASSAGE_BYTES",
+    "MAX_QUERY_BYTES",
+    "MAX_TAGS",
+    "TAG_PATTERN",
+    "AddRequest",
+    "AddResultView",
+    "Archived",
+    "AuditEventView",
+    "BlockEdit",
+    "ChatInfo",
+    "ChatReply",
+    "ChatRequest",
+    "ChatView",
+    "DeadLetterView",
+    "FactView",
+    "GraphEntity",
+    "GraphRelation",
+    "GraphView",
+    "Health",
+    "Me",
+    "NewMessage",
+    "Passage",
+    "PassageRequest",
+    "Readiness",
+    "TurnView",
+    "UsageReport",
+    "UtcTime",
+]
