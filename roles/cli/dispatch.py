@@ -82,8 +82,9 @@ def dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         if count > 1:
             return serve_workers(settings, args.host, args.port, count)
         from roles.cli.serve import serve_command
+        from roles.http.server import run_served
 
-        return asyncio.run(serve_command(settings, args.host, args.port))
+        return run_served(serve_command(settings, args.host, args.port))
     if args.command == "mcp":
         from roles.cli.serve import mcp_command
 

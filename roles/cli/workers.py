@@ -125,7 +125,8 @@ def _stop_all(workers: list[BaseProcess]) -> None:
 def _worker(settings: Settings, sock: socket.socket) -> None:
     """One worker: `brain serve` on the parent's socket (a process of its own, spawned)."""
     from roles.cli.serve import serve_on
+    from roles.http.server import run_served
 
     telemetry.configure(settings.telemetry)
-    started = asyncio.run(serve_on(settings, sock))
+    started = run_served(serve_on(settings, sock))
     sys.exit(0 if started else 1)
