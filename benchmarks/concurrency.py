@@ -5,10 +5,14 @@ stored turn holding another user's marker is "foreign"; a reply or stored turn t
 "missing". Also measured: turns/s, latency per turn (p50/p99) and the framework's CPU per turn (process CPU
 time over turns: Python, redis-py, the event loop; the Redis server runs in its own process). Three
 repeats, medians reported; then a single chat alone, turn after turn. Prints a table, then one JSON line.
+
+`--users`, `--turns`, `--repeats` and `--solo` make a reduced run (to profile: `python -m cProfile -s
+cumtime benchmarks/concurrency.py --users 50 --turns 10 --repeats 1`).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import re
@@ -27,7 +31,7 @@ from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCallDelta
 from brain.llm.usage import CallRecord, Usage, UsageLedger
 from roles import Assistant
 
-USERS, TURNS, REPEATS = 200, 20, 3
+USERS, TURNS, REPEATS, SOLO = 200, 20, 3, 1_000  # the defaults of --users, --turns, --repeats, --solo
 MARKER = re.compile(r"<U\d+R\d+>")
 ZERO = Usage(prompt_tokens=0, completion_tokens=0, counted_locally=True)
 
@@ -65,10 +69,10 @@ class EchoLLM:
 
 
 async def one_user(
-    assistant: Assistant, user: str, marker: str, chat: str, latencies: list[float]
+    assistant: Assistant, user: str, marker: str, chat: str, latencies: list[float], turns: int
 ) -> list[str]:
     replies = []
-    for turn in range(TURNS):
+    for turn in range(turns):
         started = time.perf_counter()
         replies.append(
             await assistant.chat(user, chat, f"{marker} turn {turn}: what should I pack for Oslo in May?")
@@ -78,7 +82,7 @@ async def one_user(
 
 
 async def check(
-    assistant: Assistant, replies: list[list[str] | BaseException], chat: str, rep: int
+    assistant: Assistant, replies: list[list[str] | BaseException], chat: str, rep: int, turns: int
 ) -> dict[str, int]:
     foreign = missing = errors = 0
     for u, got in enumerate(replies):
@@ -91,22 +95,22 @@ async def check(
             foreign += bool(found - {marker})
             missing += marker not in found
         memory = await assistant.memory_of(f"user-{u}", chat)
-        stored = await memory.read_history(1, 10 * TURNS)
-        missing += max(2 * TURNS - len(stored), 0)
+        stored = await memory.read_history(1, 10 * turns)
+        missing += max(2 * turns - len(stored), 0)
         foreign += sum(bool(set(MARKER.findall(t.message.content)) - {marker}) for t in stored)
     return {"foreign": foreign, "missing": missing, "errors": errors}
 
 
-async def run(assistant: Assistant, rep: int) -> dict[str, float]:
+async def run(assistant: Assistant, rep: int, users: int, turns: int) -> dict[str, float]:
     chat, latencies = f"run-{rep}", []
     cpu, wall = time.process_time(), time.perf_counter()
     replies = await asyncio.gather(
-        *(one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies) for u in range(USERS)),
+        *(one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies, turns) for u in range(users)),
         return_exceptions=True,
     )
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    turns = USERS * TURNS
-    counts = await check(assistant, list(replies), chat, rep)
+    counts = await check(assistant, list(replies), chat, rep, turns)
+    turns *= users
     return {
         **counts,
         "turns_per_s": turns / wall,
@@ -116,25 +120,34 @@ async def run(assistant: Assistant, rep: int) -> dict[str, float]:
     }
 
 
-async def single_chat(assistant: Assistant, turns: int = 1_000) -> tuple[float, float]:
+async def single_chat(assistant: Assistant, turns: int) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     for turn in range(turns):
         await assistant.chat("solo", "alone", f"<U0R9> turn {turn}: what is the weather like in Oslo?")
     return turns / (time.perf_counter() - wall), (time.process_time() - cpu) * 1000 / turns
 
 
-async def main() -> None:
+def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--users", type=int, default=USERS, help="users at once (default %(default)s)")
+    parser.add_argument("--turns", type=int, default=TURNS, help="turns per user (default %(default)s)")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="runs, medians reported (%(default)s)")
+    parser.add_argument("--solo", type=int, default=SOLO, help="turns of the chat alone (%(default)s)")
+    return parser.parse_args(argv)
+
+
+async def main(users: int, turns: int, repeats: int, solo: int) -> None:
     with local_redis() as (url, server):
         settings = Settings.model_validate(  # the framework alone: no embedded embedder even when installed
             {"redis": {"url": url}, "llm": {"model": "gpt-4o-mini"}, "local": {"embedder": "off"}}
         )
         async with open_runtime(settings, llm=EchoLLM()) as runtime:
             assistant = Assistant.for_runtime(runtime)
-            await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [])
-            runs = [await run(assistant, rep + 1) for rep in range(REPEATS)]
-            solo_rate, solo_cpu = await single_chat(assistant)
+            await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [], turns)
+            runs = [await run(assistant, rep + 1, users, turns) for rep in range(repeats)]
+            solo_rate, solo_cpu = await single_chat(assistant, solo)
             busy = assistant.busy_chats
-    print(f"server: {server}; one Assistant, {USERS} users x {TURNS} turns at once, zero-latency model")
+    print(f"server: {server}; one Assistant, {users} users x {turns} turns at once, zero-latency model")
     columns = ("turns_per_s", "p50_ms", "p99_ms", "cpu_ms_per_turn", "foreign", "missing", "errors")
     print("repeat " + " ".join(f"{c:>15}" for c in columns))
     for i, r in enumerate(runs, 1):
@@ -150,8 +163,8 @@ async def main() -> None:
     print(
         json.dumps(
             {
-                "users": USERS,
-                "turns": USERS * TURNS,
+                "users": users,
+                "turns": users * turns,
                 "foreign": sum(int(r["foreign"]) for r in runs),
                 "missing": sum(int(r["missing"]) for r in runs),
                 "errors": sum(int(r["errors"]) for r in runs),
@@ -164,4 +177,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(**vars(options())))

@@ -17,12 +17,14 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 from redis.asyncio.cluster import ClusterPipeline, RedisCluster
+from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from brain.backends.redis.lean_send import LeanConnection
 from brain.errors import ErasedError, StoreError
 from brain.logs import redact
 from brain.settings import RedisSettings
@@ -403,6 +405,8 @@ def connect(url: str, settings: RedisSettings, *, cluster: bool = False) -> Redi
             return WaitingCluster.from_url(urls[0], pool_timeout=settings.pool_timeout, **kwargs)
         # At its cap a command waits (up to pool_timeout, in turn) for a free connection.
         pool = FairBlockingPool.from_url(url, timeout=settings.pool_timeout, **kwargs)
+        if pool.connection_class is Connection:  # plain TCP (not TLS, not a Unix socket): leaner writes
+            pool.connection_class = LeanConnection
         return TranslatingRedis.from_pool(pool)
     except (ValueError, RedisError, RedisClusterException) as exc:  # a database other than 0 on a Cluster...
         raise StoreError(redact(str(exc))) from exc
