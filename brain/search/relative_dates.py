@@ -197,11 +197,21 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+_ANY = re.compile(
+    rf"yesterday|today|tonight|this|ago|last|past|week|month|year|day|{'|'.join(_WEEKDAYS)}|{_MONTH}"
+    r"|[天周月年昨今前]|星期|礼拜",
+    re.IGNORECASE,
+)
+"""What every rule's match holds: a text without it has no time expression (most queries: one scan)."""
+
+
 def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | None, str]:
     """The period the time expressions of `text` name, asked at `asked_at` (seconds since the epoch; days
     in `tz`), from the first day's start to the last day's end (None without any), and `text` without
     the expressions whose words are only relative ("yesterday", "上周"; a month's name stays: it finds
     the day heading dated documents). Pure."""
+    if not _ANY.search(text):
+        return None, text
     today = datetime.fromtimestamp(asked_at, tz).date()
     masked, kept = text, list(text)
     found: list[_Days] = []
