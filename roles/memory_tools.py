@@ -177,7 +177,9 @@ class MemoryTools:
         graph: GraphLookup | None = None,
         passage_metadata: Mapping[str, Any] | None = None,
         visible: Callable[[IndexedDoc], bool] | None = None,
+        asked_at: float | None = None,
     ) -> None:
+        self.asked_at = asked_at  # the turn's time: "yesterday" in a search is the day before it (None: now)
         self.core, self.places, self.archival, self.recall = core, dict(places), archival, recall
         self.page_size, self.embed, self.linked, self.graph = page_size, embed, linked, graph
         # an agent's tools: its passages are marked as its own, and it sees only those it may
@@ -279,6 +281,7 @@ class MemoryTools:
             limit=limit,
             vector=vector,
             linked=await linked(a["query"], vector) if linked is not None else (),
+            asked_at=self.asked_at,
         )
         if visible is not None:
             kept = [h for h in hits if visible(h.doc)]

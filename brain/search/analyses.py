@@ -14,8 +14,9 @@ from brain.search.dates import dated_text
 
 __all__ = ["KNOWN", "analysed", "terms_v1"]
 
-KNOWN = ("1", "2", "2d", ANALYSIS, ANALYSIS + "d")
-_WITHOUT_CHARS = ("2", "2d")  # analysis "2": before the characters of longer Chinese words were terms
+KNOWN = ("1", "2", "2d", "3", "3d", ANALYSIS, ANALYSIS + "d")
+_LEVELS = {"2": 2, "3": 3}  # analysis "2": before the characters of longer Chinese words were terms; "3":
+# before irregular verbs, stop words by their written form and the `DATED` term
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS_V1 = frozenset(
@@ -59,4 +60,5 @@ def analysed(text: str, ts: float, analysis: str) -> dict[str, int]:
             f"({', '.join(KNOWN)}): is a newer brain-assistant writing to the same Redis?"
         )
     dated = dated_text(text, ts) if analysis.endswith("d") else text
-    return dict(term_counts(dated, chars=analysis not in _WITHOUT_CHARS))
+    level = _LEVELS.get(analysis.removesuffix("d"), 4)
+    return dict(term_counts(dated, chars=level > 2, level=level))

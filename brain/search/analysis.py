@@ -5,9 +5,13 @@ Analysis, in order: NFKC and lower case; dates written as numbers ("2022-02-07",
 every way of writing a day meets every other; Han text is cut into words by jieba (search mode: words and
 the shorter words inside them) and, for words of two or more characters, their characters too, so "猫"
 finds "猫咪" and "茶" finds "绿茶"; kana and Hangul runs into character bigrams; Latin, Greek and Cyrillic
-words lose their accents and go through the Snowball (Porter 2) stemmer; stop words are dropped (month
-names and time words are not stop words). `ANALYSIS` names this analysis: an index records the one it was
-built with, and one built by another is rebuilt before use (`brain.search.index`).
+words lose their accents, irregular past forms become their verb (`brain.search.english`: "bought" is
+"buy") and go through the Snowball (Porter 2) stemmer; stop words are dropped, Latin words by their written
+form ("mostly" stays, though its stem is "most"; month names and time words are not stop words). A text
+that tells a time of its own (a date, a weekday, "yesterday", "昨天", "last week": not the day heading a
+dated index's document) also gets the term `DATED`, which a "when" question looks for
+(`brain.search.query`). `ANALYSIS` names this analysis: an index records the one it was built with, and one
+built by another is rebuilt before use (`brain.search.index`).
 
 A query is analysed the same way, into weights (`query_weights`): 1 for words, `CHAR_WEIGHT` for the
 characters of its longer Chinese words, so "绿茶" still prefers a passage with 绿茶 over one with 绿 and
@@ -28,13 +32,19 @@ from typing import Literal
 import jieba
 import Stemmer
 
+from brain.search.english import IRREGULAR
+
 __all__ = [
     "ANALYSIS",
     "CHAR_WEIGHT",
     "CJK",
+    "DATED",
     "HAN",
+    "MONTHS",
+    "STOPWORDS",
     "Fusion",
     "bm25",
+    "dated",
     "fuse",
     "query_weights",
     "reciprocal_rank_fusion",
@@ -44,7 +54,7 @@ __all__ = [
     "terms",
 ]
 
-ANALYSIS = "3"
+ANALYSIS = "4"
 """The analysis version; change it whenever `terms` would give another result for some text (and keep
 the old one in `brain.search.analyses`, so that an index it built can be rebuilt)."""
 CHAR_WEIGHT = 0.5
@@ -52,6 +62,8 @@ CHAR_WEIGHT = 0.5
 weigh 1). Measured on the Chinese dev set (`benchmarks/retrieval.py`, lexical recall@5): 0.847 at 0.5,
 0.844 at 0.3, 0.825 at 1 (characters as words), 0.800 at 0 (characters found only by one-character words
 of the query), 0.762 with no characters indexed (analysis "2")."""
+DATED = "#dated"
+"""The term of a text that tells a time of its own (no word is written with '#')."""
 
 MONTHS = "january february march april may june july august september october november december".split()
 _ABBREVIATIONS = {m[:3]: m for m in MONTHS} | {"sept": "september"}
@@ -87,6 +99,15 @@ CJK = re.compile(f"[{_KANA}{_HAN}]")
 HAN = re.compile(f"[{_HAN}]+")  # runs of Chinese characters
 """A Chinese or Japanese character."""
 _STEMMER = Stemmer.Stemmer("english")
+_HEADING = re.compile(r"\[(?:\d{1,2} [A-Z][a-z]+ \d{4}|\d{4}年\d{1,2}月\d{1,2}日)\] ")  # `dated_text`'s
+_SHORT = "may|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"  # a month's short name (or May) beside a day
+_WHEN = re.compile(
+    r"\b(?:today|tonight|yesterday|tomorrow|ago|weekend|(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+    r"|(?:this|last|next) (?:morning|afternoon|evening|night|week|month|year)|(?:19|20)\d\d"
+    r"|(?:january|february|march|april|june|july|august|september|october|november|december)"
+    rf"|\d+ (?:{_SHORT})|(?:{_SHORT})\.? \d+)\b"
+    r"|今天|今晚|今早|昨天|昨晚|明天|前天|后天|[上下本这]周|周末|星期|礼拜|[上下这]个?月|[去今明前]年"
+)
 jieba.setLogLevel(60)  # jieba reports loading its dictionary at INFO on the root of its own logger
 
 
@@ -107,12 +128,15 @@ def _dates(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    """A Latin, Greek or Cyrillic word without accents, stemmed by Snowball's English stemmer. Pure."""
+def stem(word: str, irregular: bool = True) -> str:
+    """A Latin, Greek or Cyrillic word without accents, an irregular past form as its verb (unless not
+    `irregular`: analysis "3"), stemmed by Snowball's English stemmer. Pure."""
     if not word.isascii():
         folded = "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
         word = unicodedata.normalize("NFC", folded)
     word = _ABBREVIATIONS.get(word, word)
+    if irregular:
+        word = IRREGULAR.get(word, word)
     return str(_STEMMER.stemWord(word)) if word.isascii() else word
 
 
@@ -123,11 +147,11 @@ def _bigrams(run: str) -> Iterator[str]:
         yield run[i : i + 2]
 
 
-def _han(run: str, chars: bool) -> Iterator[tuple[str, bool]]:
+def _han(run: str, level: int) -> Iterator[tuple[str, bool]]:
     """A run of Han characters as (term, whether it is a character of a longer word): jieba's search mode
-    (each word, after the dictionary words of two and three characters inside it) and, with `chars`, each
-    word's characters after it when it has two or more."""
-    if not chars:  # analysis "2"
+    (each word, after the dictionary words of two and three characters inside it) and, from analysis "3",
+    each word's characters after it when it has two or more."""
+    if level == 2:
         yield from ((w, False) for w in jieba.cut_for_search(run) if w.strip())
         return
     for word in jieba.lcut(run):  # what cut_for_search does, keeping each word's place
@@ -142,42 +166,55 @@ def _han(run: str, chars: bool) -> Iterator[tuple[str, bool]]:
             yield from ((c, True) for c in word)
 
 
-def _words(text: str, chars: bool) -> Iterator[tuple[str, bool]]:
+def _words(text: str, level: int) -> Iterator[tuple[str, bool]]:
+    """(term, whether a character of a longer word), without stop words: a Latin word's are found by its
+    written form (and up to analysis "3" by its stem too)."""
     for match in _TOKEN.finditer(_dates(unicodedata.normalize("NFKC", text).lower())):
         kind, token = match.lastgroup, match[0]
         if kind == "han":
-            yield from _han(token, chars)
+            yield from ((w, c) for w, c in _han(token, level) if w not in STOPWORDS)
         elif kind == "cjk":
-            yield from ((b, False) for b in _bigrams(token))
+            yield from ((b, False) for b in _bigrams(token) if b not in STOPWORDS)
         elif kind == "num":
             yield (token.lstrip("0") or "0" if len(token) <= 2 else token), False
-        elif token not in STOPWORDS:
-            yield stem(token), False
+        elif token not in STOPWORDS and ((word := stem(token, level >= 4)) not in STOPWORDS or level >= 4):
+            yield word, False
 
 
-def _terms(text: str, chars: bool) -> Iterator[tuple[str, bool]]:
-    return ((w[:MAX_TERM], char) for w, char in _words(text, chars) if w not in STOPWORDS)
+def dated(text: str) -> bool:
+    """Whether `text` tells a time of its own (the day heading a dated index's document aside). Pure."""
+    heading = _HEADING.match(text)
+    body = text[heading.end() :] if heading else text
+    return bool(_WHEN.search(_dates(unicodedata.normalize("NFKC", body).lower())))
 
 
-def terms(text: str, *, chars: bool = True) -> list[str]:
-    """Index terms of `text`, in order (see the module's docstring), each at most 48 characters; without
-    `chars`, no single characters of longer Chinese words (analysis "2"). Pure."""
-    return [w for w, _ in _terms(text, chars)]
+def _terms(text: str, level: int) -> Iterator[tuple[str, bool]]:
+    yield from ((w[:MAX_TERM], char) for w, char in _words(text, level))
+    if level >= 4 and dated(text):
+        yield DATED, False
+
+
+def terms(text: str, *, chars: bool = True, level: int = 4) -> list[str]:
+    """Index terms of `text`, in order (see the module's docstring), each at most 48 characters; as
+    analysis "3" with `level` 3, without `chars` as analysis "2" (no single characters of longer Chinese
+    words). Pure."""
+    return [w for w, _ in _terms(text, level if chars else 2)]
 
 
 @functools.lru_cache(maxsize=4_096)
 def _query(query: str) -> tuple[tuple[str, bool], ...]:
     """A query's terms, analysed once however many searches of one turn ask (facts, graph, recall)."""
-    return tuple(_terms(query, True))
+    return tuple(_terms(query, 4))
 
 
 def query_weights(query: str) -> dict[str, float]:
     """The terms of `query` (as `terms` gives them) and their weights: 1 for a word, `CHAR_WEIGHT` for a
-    character of a longer Chinese word (1 when the query also has it as a word of its own). Pure."""
+    character of a longer Chinese word (1 when the query also has it as a word of its own). A query's own
+    time words do not make it look for `DATED` (a "when" question does: `brain.search.query`). Pure."""
     weights: dict[str, float] = {}
     for term, char in _query(query):
         weight = CHAR_WEIGHT if char else 1.0
-        if weight > weights.get(term, 0.0):
+        if term != DATED and weight > weights.get(term, 0.0):
             weights[term] = weight
     return weights
 
@@ -187,8 +224,8 @@ def searchable(text: str) -> bool:
     return bool(_query(text))
 
 
-def term_counts(text: str, *, chars: bool = True) -> Counter[str]:
-    return Counter(terms(text, chars=chars))
+def term_counts(text: str, *, chars: bool = True, level: int = 4) -> Counter[str]:
+    return Counter(terms(text, chars=chars, level=level))
 
 
 def bm25(

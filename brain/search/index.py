@@ -8,13 +8,16 @@ one hash tag), so every query touches only that namespace (tenants are isolated 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 
 from brain import telemetry
 from brain.errors import InputError, StoreError
 from brain.llm.rerank import Rerank
-from brain.search.analysis import Fusion, fuse, query_weights, searchable
+from brain.search.analysis import Fusion, fuse, searchable
 from brain.search.filters import tag_list
+from brain.search.query import analyse_query, boost_span
+from brain.search.relative_dates import Span
 from brain.search.storage import DocumentIndex, TextSource
 from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
 
@@ -60,6 +63,7 @@ class SearchIndex(DocumentIndex):
         vector: Sequence[float] | None = None,
         ids_only: bool = False,
         linked: Sequence[str] = (),
+        asked_at: float | None = None,
     ) -> tuple[list[Hit], int]:
         """BM25 hits for `query` (best first) within the filters, and how many matched in all. With a query
         `vector`, the lexical and the vector rankings are fused by score (`fuse`). With `ids_only`
@@ -70,12 +74,19 @@ class SearchIndex(DocumentIndex):
         alone with one: never a silent listing of the newest. `linked` documents (e.g. the turns that
         facts matching the query were learned from) are raised in the ranking when the filters allow them.
 
+        The query is analysed as a question asked at `asked_at` (now when None; `analyse_query`): its
+        question words are dropped, and the documents within the period its time words name ("last week",
+        "昨天") are preferred; a query naming only a period lists that period's documents, newest first.
+
         With a reranker, the best `rerank_depth` hits of a query are reordered by it (scores are then the
         reranker's); a failing reranker is an `LLMError`."""
+        asked = time.time() if asked_at is None else asked_at
         if self.rerank is None or ids_only or not query.strip() or offset >= self.rerank_depth:
-            return await self._search_ranked(query, tags, start, end, offset, limit, vector, ids_only, linked)
+            return await self._search_ranked(
+                query, tags, start, end, offset, limit, vector, ids_only, linked, asked
+            )
         hits, total = await self._search_ranked(
-            query, tags, start, end, 0, max(self.rerank_depth, offset + limit), vector, False, linked
+            query, tags, start, end, 0, max(self.rerank_depth, offset + limit), vector, False, linked, asked
         )
         head = hits[: self.rerank_depth]
         scores = await self.rerank(query, [self.indexed_text(h.doc) for h in head])
@@ -94,12 +105,18 @@ class SearchIndex(DocumentIndex):
         vector: Sequence[float] | None,
         ids_only: bool,
         linked: Sequence[str],
+        asked_at: float,
     ) -> tuple[list[Hit], int]:
-        query_terms = query_weights(query)
+        analysed = analyse_query(query, asked_at)
+        query_terms, span = analysed.weights, analysed.span
         if (vector is not None or linked) and query.strip() and (query_terms or vector is not None):
             # without words to look for, the vector alone
-            return await self._hybrid(query_terms, vector, tags, start, end, offset, limit, linked)
+            return await self._hybrid(query_terms, vector, tags, start, end, offset, limit, linked, span)
         tags = tag_list(tags)
+        if not query_terms and span is not None:  # only a period: its documents
+            start = span.start if start is None else max(start, span.start)
+            end = span.end if end is None else min(end, span.end)
+            return await self._by_date(tags, start, end, offset, limit)
         if not query_terms:
             if query.strip():
                 raise InputError(
@@ -107,7 +124,7 @@ class SearchIndex(DocumentIndex):
                     "use more specific words, or an empty query to list by date"
                 )
             return await self._by_date(tags, start, end, offset, limit)
-        ranked, total = await self._ranked(query_terms, tags, start, end, offset, limit)
+        ranked, total = await self._ranked(query_terms, tags, start, end, offset, limit, span)
         if ids_only:
             return [Hit(doc=IndexedDoc(id=i, text="", ts=0), score=s) for i, s in ranked], 0
         docs = {d.id: d for d in await self._docs([i for i, _ in ranked])}
@@ -121,10 +138,31 @@ class SearchIndex(DocumentIndex):
         end: float | None,
         offset: int,
         limit: int,
+        span: Span | None = None,
     ) -> tuple[list[tuple[str, float]], int]:
         """The store's BM25 ranking of weighted terms: (id, score) pairs of one page, and how many matched
-        in all."""
+        in all. With a `span`, the documents within it score more (`boost_span`: the ranking and the
+        ranking within the span, both at once)."""
+        low = None if span is None else span.start if start is None else max(start, span.start)
+        high = None if span is None else span.end if end is None else min(end, span.end)
+        if low is None or high is None or low > high:
+            return await self._page(query_terms, tag_list, start, end, offset, limit)
+        depth = max(offset, 0) + max(limit, 0)
+        (ranked, total), (within, _) = await asyncio.gather(
+            self._page(query_terms, tag_list, start, end, 0, depth),
+            self._page(query_terms, tag_list, low, high, 0, depth),
+        )
+        return boost_span(ranked, within)[max(offset, 0) : depth], total
 
+    async def _page(
+        self,
+        query_terms: Mapping[str, float],
+        tag_list: Sequence[str],
+        start: float | None,
+        end: float | None,
+        offset: int,
+        limit: int,
+    ) -> tuple[list[tuple[str, float]], int]:
         async def run() -> Ranking | None:
             return await self.store.rank(
                 query_terms,
@@ -169,6 +207,7 @@ class SearchIndex(DocumentIndex):
         offset: int,
         limit: int,
         linked: Sequence[str] = (),
+        span: Span | None = None,
     ) -> tuple[list[Hit], int]:
         depth = max(self.depth, offset + limit)
         allowed = None  # the filters' ids, read once for the vector ranking and the linked documents
@@ -178,7 +217,7 @@ class SearchIndex(DocumentIndex):
         async def words() -> list[tuple[str, float]]:
             if not query_terms:
                 return []
-            ranked, _ = await self._ranked(query_terms, tag_list(tags), start, end, 0, depth)
+            ranked, _ = await self._ranked(query_terms, tag_list(tags), start, end, 0, depth, span)
             return ranked
 
         async def meaning() -> list[tuple[str, float]]:
@@ -203,6 +242,7 @@ class SearchIndex(DocumentIndex):
         vector: Sequence[float] | None = None,
         ids_only: bool = False,
         linked: Sequence[str] = (),
+        asked_at: float | None = None,
     ) -> list[Hit]:
         """Documents related to `text` (e.g. a new fact, a task, the turn being answered), best first: like
         `search`, but a text with nothing to search for, and no vector, finds nothing (no error, no
@@ -213,7 +253,13 @@ class SearchIndex(DocumentIndex):
             "brain.search", {"brain.search.limit": limit, "brain.search.vector": vector is not None}
         ):
             hits, _ = await self.search(
-                text, tags=tags, limit=limit, vector=vector, ids_only=ids_only, linked=linked
+                text,
+                tags=tags,
+                limit=limit,
+                vector=vector,
+                ids_only=ids_only,
+                linked=linked,
+                asked_at=asked_at,
             )
         return hits
 

@@ -14,6 +14,7 @@ the model is warned when it passes `memory.pressure_share` of the window.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar
 
@@ -106,9 +107,12 @@ class TieredMode(BrainMode):
         places = self.places(host, user_id, agent).values()
         return sorted({p.scope for p in places} | {p.seed for p in places if p.seed is not None})
 
-    def tools(self, host: Host, user_id: str | bytes, chat_id: str | bytes) -> MemoryTools:
-        """The memory tools of a turn in `chat_id`; in an agent's chat, the passages the model stores are
-        the agent's, and its archival search sees the user's shared passages and the agent's own
+    def tools(
+        self, host: Host, user_id: str | bytes, chat_id: str | bytes, asked_at: float | None = None
+    ) -> MemoryTools:
+        """The memory tools of a turn in `chat_id` asked at `asked_at` (its searches resolve "yesterday"
+        against it; None: now); in an agent's chat, the passages the model stores are the agent's, and
+        its archival search sees the user's shared passages and the agent's own
         (`roles.access.passage_sees`)."""
         tiers, agent = host.tiers, agent_of(chat_id)
         return MemoryTools(
@@ -123,6 +127,7 @@ class TieredMode(BrainMode):
             else None,
             passage_metadata={PASSAGE_AGENT: agent} if agent else None,
             visible=(lambda doc: passage_agent(doc) in (None, agent)) if agent else None,
+            asked_at=asked_at,
         )
 
     async def linked_turns(
@@ -230,7 +235,7 @@ class TieredMode(BrainMode):
 
     async def answer(self, host: Host, turn: Turn) -> AsyncIterator[str]:
         memory, settings, window = turn.memory, host.memory_settings, host.context_window
-        tools = self.tools(host, memory.user_id, memory.chat_id)
+        tools = self.tools(host, memory.user_id, memory.chat_id, asked_at=time.time())
         facts = await host.recalled_facts(memory.user_id, turn.query, memory.chat_id)
         found: list[MemoryItem] = []  # what this turn's memory searches found
 

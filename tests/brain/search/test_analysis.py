@@ -18,6 +18,7 @@ from brain.search import analyses
 from brain.search.analysis import (
     ANALYSIS,
     CHAR_WEIGHT,
+    DATED,
     STOPWORDS,
     bm25,
     fuse,
@@ -43,9 +44,9 @@ def test_dates_in_every_form_meet() -> None:
         "2022年02月07号",
     )
     for form in forms:
-        assert set(terms(form)) == day, form
-    assert set(terms("Feb 7")) == {february, "7"} == set(terms("2月7日"))
-    assert terms("the cake she made in May 2022") == ["cake", "made", "may", "2022"]  # May is a month
+        assert set(terms(form)) == day | {DATED}, form  # a text telling a day
+    assert set(terms("Feb 7")) == {february, "7", DATED} == set(terms("2月7日"))
+    assert terms("the cake she made in May 2022") == ["cake", "make", "may", "2022", DATED]  # May is a month
     assert terms("她五月去了成都")[:1] == ["may"] and terms("十二月") == terms("December")
     assert terms(dated_text("Ann: hello", 1_644_192_000)) == ["7", february, "2022", "ann", "hello"]
     assert dated_text("我们去了成都", 1_644_192_000).startswith("[2022年2月7日]")
@@ -104,14 +105,19 @@ def test_the_single_character_probes_share_only_their_character() -> None:
 def test_every_known_analysis_gives_its_own_terms() -> None:
     ts, text = 1_644_192_000, "我家的猫咪 likes green tea"
     analysed = analyses.analysed
-    assert ANALYSIS == "3" and {"1", "2", "2d", "3", "3d"} <= set(analyses.KNOWN)
+    assert ANALYSIS == "4" and {"1", "2", "2d", "3", "3d", "4", "4d"} <= set(analyses.KNOWN)
     assert analysed(text, ts, "2") == dict(term_counts(text, chars=False))
-    assert analysed(text, ts, "3") == dict(term_counts(text)) and "猫" in analysed(text, ts, "3")
-    assert analysed(text, ts, "3d") == dict(term_counts(dated_text(text, ts)))
+    assert analysed(text, ts, "3") == dict(term_counts(text, level=3)) and "猫" in analysed(text, ts, "3")
+    assert analysed(text, ts, "3d") == dict(term_counts(dated_text(text, ts), level=3))
+    assert analysed(text, ts, "4") == dict(term_counts(text)) and "猫" in analysed(text, ts, "4")
+    assert analysed(text, ts, "4d") == dict(term_counts(dated_text(text, ts)))
+    told = "Ann bought mostly tea yesterday"
+    assert analysed(told, ts, "3") == {"ann": 1, "bought": 1, "tea": 1, "yesterday": 1}
+    assert analysed(told, ts, "4") == {"ann": 1, "buy": 1, "most": 1, "tea": 1, "yesterday": 1, DATED: 1}
     assert analysed(text, ts, "2d") == dict(term_counts(dated_text(text, ts), chars=False))
     assert "猫" not in analysed(text, ts, "2d") and "2022" in analysed(text, ts, "2d")
     with pytest.raises(StoreError, match="does not know"):
-        analysed(text, ts, "4")
+        analysed(text, ts, "5")
 
 
 def test_fuse_by_score() -> None:

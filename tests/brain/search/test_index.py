@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 from brain.errors import InputError, LLMError
 from brain.keys import archival_base
 from brain.search.analysis import bm25, reciprocal_rank_fusion, stem, terms
-from brain.search.index import IndexedDoc
+from brain.search.index import IndexedDoc, SearchIndex
 from tests.support.stores import redis_index
 
 DOCS = [
@@ -167,3 +167,40 @@ async def test_a_reranker_reorders_the_best_hits_and_pages_stay_consistent(
 
     with pytest.raises(LLMError, match="503"):
         await redis_index(redis_client, base, dated=True, rerank=failing).search("Oslo")
+
+
+DAY = 86_400.0
+ASKED = 1_678_881_600.0  # 2023-03-15 12:00 UTC, a Wednesday
+TOLD = [
+    IndexedDoc(id="old", text="Ann: I bought a kayak, a red kayak", ts=ASKED - 30 * DAY),
+    IndexedDoc(id="new", text="Ann: I bought a kayak", ts=ASKED - DAY),
+    IndexedDoc(id="other", text="Bob: the weather was grey", ts=ASKED - DAY + 60),
+]
+
+
+@pytest.mark.parametrize("store", ["redis", "memory"])
+async def test_a_period_named_in_the_question_is_preferred(redis_client: aioredis.Redis, store: str) -> None:
+    """'yesterday' is the day before the question was asked: its turn outranks a better match of another
+    day; a question naming only a period lists that period's turns; question words are not searched."""
+    from brain.backends.memory import MemoryBackend
+
+    base = archival_base("brain", "periods")
+    index = (
+        redis_index(redis_client, base, dated=True)
+        if store == "redis"
+        else SearchIndex(MemoryBackend(prefix="brain").index(base), dated=True)
+    )
+    await index.add_many(TOLD)
+    hits, total = await index.search("Did Ann buy a kayak?", asked_at=ASKED)
+    assert [h.doc.id for h in hits][:1] == ["old"] and total == 2
+    hits, total = await index.search("Did Ann buy a kayak yesterday?", asked_at=ASKED)
+    assert [h.doc.id for h in hits] == ["new", "old"] and total == 2
+    hits, _ = await index.search("Did Ann buy a kayak yesterday?", asked_at=ASKED + 40 * DAY)
+    assert [h.doc.id for h in hits] == ["old", "new"]  # asked later: that day holds none of them
+    hits, total = await index.search("What did we do yesterday?", asked_at=ASKED)
+    assert [h.doc.id for h in hits] == ["other", "new"] and total == 2  # the day's turns, newest first
+    hits, _ = await index.search("Ann bought a kayak 上周?", asked_at=ASKED + 7 * DAY, limit=1)
+    assert [h.doc.id for h in hits] == ["new"]
+    with pytest.raises(InputError):
+        await index.search("when?", asked_at=ASKED)
+    await index.drop()

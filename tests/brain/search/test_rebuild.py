@@ -15,6 +15,7 @@ from brain.errors import StoreError
 from brain.keys import recall_base
 from brain.progress import PROGRESS_LOGGER, ProgressEvent
 from brain.search.analyses import terms_v1
+from brain.search.analysis import ANALYSIS, DATED
 from brain.search.index import IndexedDoc
 from tests.support.stores import redis_index
 
@@ -142,7 +143,30 @@ async def test_an_index_of_analysis_2_is_rebuilt_with_characters(
     index = redis_index(redis_client, base, dated=True)
     hits, total = await index.search("猫")
     assert [h.doc.id for h in hits] == ["t1"] and total == 1
-    assert await redis_client.hget(f"{base}:stats", "v") == b"3d/p4"
+    assert await redis_client.hget(f"{base}:stats", "v") == f"{ANALYSIS}d/p4".encode()
     assert isinstance(index.store, RedisIndexStore) and (await index.store.postings("茶"))["t2"] == 1
     assert [h.doc.id for h in (await index.search("绿茶"))[0]] == ["t2"]
+    assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []
+
+
+async def test_an_index_of_analysis_3_is_rebuilt_with_irregular_verbs(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Analysis "3" kept "bought" apart from "buy"; rebuilt under the current one, a question in the
+    present finds the turn told in the past, and the turn telling a time carries `DATED`."""
+    base = recall_base("brain", "ann", "v3")
+    docs = [
+        IndexedDoc(id="t1", text="Ann: I bought a kayak yesterday", ts=1_644_253_200),
+        IndexedDoc(id="t2", text="Bob: I buy bread", ts=1_644_253_260),
+    ]
+    with monkeypatch.context() as patch:
+        patch.setattr("brain.search.storage.ANALYSIS", "3")
+        old = redis_index(redis_client, base, dated=True)
+        await old.add_many(docs)
+        assert [h.doc.id for h in (await old.search("buy"))[0]] == ["t2"]
+    index = redis_index(redis_client, base, dated=True)
+    hits, _ = await index.search("Did Ann buy a kayak?")
+    assert [h.doc.id for h in hits] == ["t1", "t2"]
+    assert await redis_client.hget(f"{base}:stats", "v") == f"{ANALYSIS}d/p4".encode()
+    assert isinstance(index.store, RedisIndexStore) and set(await index.store.postings(DATED)) == {"t1"}
     assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []

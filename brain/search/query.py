@@ -1,0 +1,66 @@
+"""A search query as search uses it (`analyse_query`): its question words are dropped, as asking and not
+content ("when", "whose"; 什么时候, 哪些, 曾经: "what", "which", 什么 are stop words already), a question
+asking "when" looks for passages telling a time (the term `DATED` of `brain.search.analysis`), and its
+time expressions ("last week", "昨天", "in March") become the period search prefers (`Span`, resolved
+against the moment the question was asked: `brain.search.relative_dates`). Documents are analysed as
+before: question words are dropped from queries only. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
+
+from brain.search.analysis import DATED, query_weights
+from brain.search.relative_dates import Span, time_span
+
+__all__ = ["TIME_BOOST", "WHEN_WEIGHT", "Query", "analyse_query", "boost_span"]
+
+WHEN_WEIGHT = 0.5
+"""A "when" question's weight on `DATED` (its words weigh 1)."""
+TIME_BOOST = 1.0
+"""How much more a passage within the question's period scores: its BM25 score times `1 + TIME_BOOST`."""
+
+_WHEN = re.compile(
+    r"\b(?:when|what time|(?:what|which) (?:day|date|month|year|week)|how long ago)\b"
+    r"|什么时候|什么时间|哪一?天|哪一?年|哪个月|几月份?|几号|几时|何时|啥时候",
+    re.IGNORECASE,
+)
+_ASKING = re.compile(
+    r"\b(?:whose|whenever|wherever|whatever|whichever|ever)\b"
+    r"|哪些|哪儿|哪位|哪里|谁|是否|有没有|是不是|曾经|多少|怎么样|如何",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query's weighted terms, whether it asks "when", and the period it names (None: no time said)."""
+
+    weights: Mapping[str, float]
+    when: bool = False
+    span: Span | None = None
+
+
+def analyse_query(text: str, asked_at: float, *, tz: tzinfo = UTC) -> Query:
+    """`text` as a query asked at `asked_at` (seconds since the epoch; its days in `tz`). Pure."""
+    when = bool(_WHEN.search(text))
+    span, text = time_span(text, asked_at, tz=tz)
+    weights = query_weights(_ASKING.sub(" ", _WHEN.sub(" ", text)))
+    if when and weights:
+        weights = {**weights, DATED: WHEN_WEIGHT}
+    return Query(weights=weights, when=when, span=span)
+
+
+def boost_span(
+    ranked: list[tuple[str, float]], within: list[tuple[str, float]], boost: float | None = None
+) -> list[tuple[str, float]]:
+    """One ranking from a query's ranking (`ranked`) and its ranking within the query's period
+    (`within`): the documents within score `1 + boost` times as much. Best first; ties by id. Given
+    each ranking's first n, the first n of the result are exact. Pure."""
+    factor = 1.0 + (TIME_BOOST if boost is None else boost)
+    scores = dict(ranked)
+    scores.update((doc, score * factor) for doc, score in within)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

@@ -1,0 +1,231 @@
+"""Time expressions of a question, in English and Chinese, resolved against the moment it was asked:
+"yesterday", "last week", "3 days ago", "last Friday", "in March", "上个月", "上周", "昨天", "三月",
+"去年五月" become a period of time (`Span`), which search prefers (`brain.search.query`). Days are
+calendar days in `tz`; a week starts on Monday; a month named without its year ("in March", "三月") is
+its latest one not after the question. A date written out in full ("7 May 2022") is not resolved: the
+analysis matches it to the day heading each dated document already. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
+
+from brain.search.analysis import MONTHS
+
+__all__ = ["Span", "time_span"]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A period of time: `start` and `end` in seconds since the epoch, both included."""
+
+    start: float
+    end: float
+
+
+_NUMBERS = {
+    w: i for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)
+}
+_NUMBERS |= {"a": 1, "an": 1, "a couple of": 2, "a few": 3, "couple of": 2, "few": 3}
+_CN = {c: i for i, c in enumerate("一二三四五六七八九十", start=1)} | {"两": 2}
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_CN_WEEKDAYS = {c: i for i, c in enumerate("一二三四五六日")} | {"天": 6}
+_COUNT = (
+    r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|(?:a )?couple of|(?:a )?few)"
+)
+_CN_COUNT = r"(\d+|[一二两三四五六七八九十]+)"
+_MONTH = "|".join(MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
+
+
+@dataclass(frozen=True, slots=True)
+class _Days:
+    """A period as calendar days, `first` to `last` included."""
+
+    first: date
+    last: date
+
+
+def _count(text: str) -> int:
+    text = text.lower()
+    if text.isdigit():
+        return int(text)
+    if text in _NUMBERS:
+        return _NUMBERS[text]
+    if text.startswith("十"):  # 十, 十二
+        return 10 + (_CN.get(text[1:], 0) if len(text) > 1 else 0)
+    if len(text) == 2 and text[1] == "十":  # 二十
+        return _CN[text[0]] * 10
+    if len(text) == 3 and text[1] == "十":  # 二十三
+        return _CN[text[0]] * 10 + _CN[text[2]]
+    return _CN.get(text, 1)
+
+
+def _month_start(day: date, back: int) -> date:
+    index = day.year * 12 + day.month - 1 - back
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def _month(day: date, back: int) -> _Days:
+    first = _month_start(day, back)
+    return _Days(first, _month_start(day, back - 1) - timedelta(days=1))
+
+
+def _week(day: date, back: int) -> _Days:
+    monday = day - timedelta(days=day.weekday() + 7 * back)
+    return _Days(monday, monday + timedelta(days=6))
+
+
+def _year(day: date, back: int) -> _Days:
+    return _Days(date(day.year - back, 1, 1), date(day.year - back, 12, 31))
+
+
+def _ago(day: date, n: int, unit: str, vague: bool = False) -> _Days:
+    if unit.startswith(("day", "天")):
+        wide = 2 if vague else 0  # "a few days ago"
+        return _Days(day - timedelta(days=n + wide), day - timedelta(days=n - wide))
+    if unit.startswith(("week", "周", "星期", "个星期")):
+        return _Days(day - timedelta(days=7 * n + 3), day - timedelta(days=7 * n - 3))
+    if unit.startswith(("month", "个月")):
+        return _month(day, n)
+    return _year(day, n)
+
+
+def _weekday(day: date, weekday: int, week_back: int | None) -> _Days:
+    """That weekday of the week `week_back` weeks before; without one, its latest before today."""
+    if week_back is None:
+        back = (day.weekday() - weekday) % 7 or 7
+        return _Days(day - timedelta(days=back), day - timedelta(days=back))
+    found = _week(day, week_back).first + timedelta(days=weekday)
+    return _Days(found, found)
+
+
+def _named_month(day: date, month: int, year_back: int | None, last: bool = False) -> _Days:
+    """Month `month` of the year `year_back` years before; without one, its latest one not after `day`
+    (before `day`'s month with `last`: "last March" asked in March is a year before)."""
+    if year_back is not None:
+        year = day.year - year_back
+    else:
+        year = day.year if month < day.month or (month == day.month and not last) else day.year - 1
+    first = date(year, month, 1)
+    return _Days(first, _month_start(first, -1) - timedelta(days=1))
+
+
+def _month_number(text: str) -> int:
+    if text.isdigit() or text[0] in _CN:
+        return _count(text)
+    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(text[:3].lower()))
+
+
+_Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], _Days], bool]
+_YEAR_BACK = {"去": 1, "今": 0, "前": 2}
+
+
+def _rule(pattern: str, resolve: Callable[[re.Match[str], date], _Days], remove: bool = True) -> _Rule:
+    return re.compile(pattern, re.IGNORECASE), resolve, remove
+
+
+def _fixed(back: int) -> Callable[[re.Match[str], date], _Days]:
+    return lambda m, d: _Days(d - timedelta(days=back), d - timedelta(days=back))
+
+
+_RULES: tuple[_Rule, ...] = (
+    # Chinese first: a year with its month, then the longer words before the shorter ones inside them
+    _rule(
+        r"(?P<rel>([去今前])年)\s*(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?!\s*\d|\s*[一二三四五六七八九十]+\s*[日号])",
+        lambda m, d: _named_month(d, _month_number(m[3]), _YEAR_BACK[m[2]]),
+        remove=False,
+    ),
+    _rule(r"大前天", _fixed(3)),
+    _rule(r"前天", _fixed(2)),
+    _rule(r"昨[天晚日]|昨儿", _fixed(1)),
+    _rule(r"今[天晚早日]|今儿", _fixed(0)),
+    _rule(
+        _CN_COUNT + r"\s*(天|周|个?星期|个月|年)[以之]?前",
+        lambda m, d: _ago(d, _count(m[1]), m[2], "few" in m[1].lower()),
+    ),
+    _rule(r"上上(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 2)),
+    _rule(r"上(?:个)?周末", lambda m, d: _Days(*(_week(d, 1).first + timedelta(days=k) for k in (5, 6)))),
+    _rule(r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", lambda m, d: _weekday(d, _CN_WEEKDAYS[m[1]], 1)),
+    _rule(r"上(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 1)),
+    _rule(r"(?:这|本)(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 0)),
+    _rule(r"(?:周|星期|礼拜)([一二三四五六日天])", lambda m, d: _weekday(d, _CN_WEEKDAYS[m[1]], None)),
+    _rule(r"上上个月", lambda m, d: _month(d, 2)),
+    _rule(r"上个?月", lambda m, d: _month(d, 1)),
+    _rule(r"(?:这个|本)月", lambda m, d: _month(d, 0)),
+    _rule(r"去年", lambda m, d: _year(d, 1)),
+    _rule(r"今年", lambda m, d: _year(d, 0)),
+    _rule(r"前年", lambda m, d: _year(d, 2)),
+    _rule(
+        r"(?<![\d年])(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月份?(?!\s*\d|\s*[一二三四五六七八九十]+\s*[日号])",
+        lambda m, d: _named_month(d, _month_number(m[1]), None),
+        remove=False,
+    ),
+    # English
+    _rule(r"\b(?:the )?day before yesterday\b", _fixed(2)),
+    _rule(r"\byesterday\b|\blast night\b", _fixed(1)),
+    _rule(r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b", _fixed(0)),
+    _rule(
+        rf"\b{_COUNT} (day|week|month|year)s? ago\b",
+        lambda m, d: _ago(d, _count(m[1]), m[2], "few" in m[1].lower()),
+    ),
+    _rule(
+        r"\b(?:last|past) weekend\b",
+        lambda m, d: _Days(*(_week(d, 1).first + timedelta(days=k) for k in (5, 6))),
+    ),
+    _rule(r"\b(?:the )?week before last\b", lambda m, d: _week(d, 2)),
+    _rule(r"\b(?:last|past) week\b", lambda m, d: _week(d, 1)),
+    _rule(r"\bthis week\b", lambda m, d: _week(d, 0)),
+    _rule(r"\b(?:the )?month before last\b", lambda m, d: _month(d, 2)),
+    _rule(r"\b(?:last|past) month\b", lambda m, d: _month(d, 1)),
+    _rule(r"\bthis month\b", lambda m, d: _month(d, 0)),
+    _rule(r"\b(?:last|past) year\b", lambda m, d: _year(d, 1)),
+    _rule(r"\bthis year\b", lambda m, d: _year(d, 0)),
+    _rule(
+        rf"\b(?:last|on|this past) ({'|'.join(_WEEKDAYS)})\b",
+        lambda m, d: _weekday(d, _WEEKDAYS.index(m[1].lower()), None),
+    ),
+    _rule(
+        rf"\b(?P<rel>last|in|during|since|this) ({_MONTH})\b(?!\.? ?\d)",
+        lambda m, d: _named_month(
+            d, _month_number(m[2]), 0 if m[1].lower() == "this" else None, m[1].lower() == "last"
+        ),
+        remove=False,
+    ),
+)
+
+
+_ANY = re.compile(
+    rf"yesterday|today|tonight|this|ago|last|past|week|month|year|day|{'|'.join(_WEEKDAYS)}|{_MONTH}"
+    r"|[天周月年昨今前]|星期|礼拜",
+    re.IGNORECASE,
+)
+"""What every rule's match holds: a text without it has no time expression (most queries: one scan)."""
+
+
+def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | None, str]:
+    """The period the time expressions of `text` name, asked at `asked_at` (seconds since the epoch; days
+    in `tz`), from the first day's start to the last day's end (None without any), and `text` without
+    the expressions whose words are only relative ("yesterday", "上周"; a month's name stays: it finds
+    the day heading dated documents). Pure."""
+    if not _ANY.search(text):
+        return None, text
+    today = datetime.fromtimestamp(asked_at, tz).date()
+    masked, kept = text, list(text)
+    found: list[_Days] = []
+    for pattern, resolve, remove in _RULES:
+        for match in pattern.finditer(masked):
+            found.append(resolve(match, today))
+            begin, end = (
+                match.span() if remove else match.span("rel") if "rel" in match.re.groupindex else (0, 0)
+            )
+            kept[begin:end] = " " * (end - begin)
+        masked = pattern.sub(lambda m: "\0" * len(m[0]), masked)  # not found again by a shorter rule
+    if not found:
+        return None, text
+    first, last = min(d.first for d in found), max(d.last for d in found)
+    since = datetime.combine(first, time(), tz).timestamp()
+    until = datetime.combine(last + timedelta(days=1), time(), tz).timestamp() - 0.001
+    return Span(since, until), "".join(kept)
