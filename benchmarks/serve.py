@@ -3,12 +3,18 @@
 - A loopback OpenAI-compatible model (uvicorn, zero latency) streams back every `<Un>` marker its prompt
   holds: an answer with another client's marker means a prompt held another tenant's memory.
 - 500 clients, each with its own API key (its own tenant), say 20 turns each at once over HTTP
-  (`POST /v1/chat`, server-sent events), against one `brain serve`, then against two on the same Redis
-  (each client alternating between them). Counted: turns/s, p50/p99 per turn, errors, cross-tenant
-  answers, and afterwards every chat is read back (40 turns each, only its own markers).
+  (`POST /v1/chat`, server-sent events) against `brain serve --workers N` for N = 1, 2, 4, ... up to the
+  cores here (`--cores`), then against two single-process servers on the same Redis (each client
+  alternating between them). Counted: turns/s, p50/p99 per turn, errors, cross-tenant answers, every chat
+  read back afterwards (only its own markers, none missing), and the servers' CPU per turn (user + system
+  time of the server processes and their workers, from /proc, over the load).
+- `--baseline REV`: the same load first against one `brain serve` of another revision (a temporary
+  worktree), for the CPU-per-turn ratio measured in the same run.
 - MCP: `search_memories` round trips over stdio (`brain mcp`) and over streamable HTTP (`/mcp`).
 
 Prints a table, then one JSON line.
+
+    python benchmarks/serve.py [--clients 500 --turns 20] [--cores N] [--baseline e04a5d0]
 """
 
 from __future__ import annotations

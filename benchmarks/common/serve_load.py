@@ -125,6 +125,12 @@ async def load(
                 latencies.append(time.perf_counter() - started)
                 foreign += bool(set(MARKER.findall(raw)) - {f"<U{u}>"})
 
+        async def warm(u: int) -> None:  # every client's connection, and the servers' pools
+            headers = {"Authorization": f"Bearer {secrets[u]}"}
+            body = {"chat_id": f"{chat}-warm", "text": f"<U{u}> hello", "stream": False}
+            await http.post(f"{urls[u % len(urls)]}/v1/chat", json=body, headers=headers)
+
+        await asyncio.gather(*(warm(u) for u in range(len(secrets))))
         cpu_before = sum(cpu_seconds(pid) for pid in pids)
         started = time.perf_counter()
         await asyncio.gather(*(one(u) for u in range(len(secrets))))
