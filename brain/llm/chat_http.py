@@ -212,15 +212,21 @@ async def _status_error(url: str, response: aiohttp.ClientResponse) -> openai.AP
         raw = b""
     finally:
         response.release()
-    text = raw.decode(errors="replace")
+    text = raw.decode(errors="replace").strip()
+    body: Any = text
+    message = f"Error code: {response.status}"
     try:
-        body: Any = json.loads(text) if text else None
+        body = json.loads(text)
     except ValueError:
-        body = text
+        pass
+    else:  # only the designated message goes into the text; the whole body stays on the exception
+        error = body.get("error", body) if isinstance(body, dict) else None
+        said = error.get("message") if isinstance(error, dict) else None
+        if isinstance(said, str) and said:
+            message += f" - {said}"
     kept = [(k, v) for k, v in response.headers.items() if k.lower() not in _DECODED]
     reply = httpx2.Response(response.status, headers=kept, content=raw, request=_request("POST", url))
     data = body.get("error", body) if isinstance(body, dict) else body
-    message = f"Error code: {response.status} - {body}"
     kind = _STATUS_ERRORS.get(response.status)
     if kind is None:
         kind = openai.InternalServerError if response.status >= 500 else openai.APIStatusError

@@ -8,7 +8,7 @@ import contextlib
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 from brain import telemetry
@@ -102,9 +102,11 @@ async def serve_command(settings: Settings, host: str | None, port: int | None) 
     return 0 if started else 1
 
 
-async def serve_on(settings: Settings, sock: socket.socket) -> bool:
+async def serve_on(
+    settings: Settings, sock: socket.socket, started: Callable[[], None] | None = None
+) -> bool:
     """Serve the app on `sock` until SIGINT or SIGTERM (graceful: requests in flight finish); whether the
-    server started."""
+    server started. `started` is called once it serves (the app's startup done)."""
     import uvicorn
 
     from roles.http import create_app
@@ -113,6 +115,11 @@ async def serve_on(settings: Settings, sock: socket.socket) -> bool:
     app = create_app(settings)
 
     class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and started is not None:
+                started()
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             """Ctrl-C or SIGTERM stops serving gracefully, and the command ends normally (exit 0)."""

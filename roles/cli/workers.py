@@ -10,13 +10,14 @@ across them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import signal
 import socket
 import sys
 import time
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
 
@@ -56,18 +57,27 @@ def serve_workers(settings: Settings, host: str | None, port: int | None, count:
         nonlocal stopping
         stopping = True
 
-    def start(i: int) -> BaseProcess:
+    def start(i: int) -> tuple[BaseProcess, Connection]:
         sock = sockets[i % len(sockets)][0]
-        worker = context.Process(target=_worker, args=(settings, sock), name=f"brain-serve-worker-{i}")
+        reader, writer = context.Pipe(duplex=False)
+        worker = context.Process(
+            target=_worker, args=(settings, sock, writer), name=f"brain-serve-worker-{i}"
+        )
         worker.start()
-        return worker
+        writer.close()
+        return worker, reader
 
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    workers = [start(i) for i in range(count)]
-    announce(url, count)
+    workers: list[BaseProcess] = []
     failures: list[float] = []
     failed = False
     try:
+        started = [start(i) for i in range(count)]
+        workers = [worker for worker, _ in started]
+        if not _all_ready(started):
+            print("brain serve: a worker failed to start; stopping", file=sys.stderr)
+            return 1
+        announce(url, count)  # serving from here on: scripts may read the URL and ask at once
         while not stopping:
             wait([w.sentinel for w in workers], timeout=0.5)
             for i, worker in enumerate(workers):
@@ -86,15 +96,34 @@ def serve_workers(settings: Settings, host: str | None, port: int | None, count:
                     f"brain serve: worker {worker.pid} exited ({worker.exitcode}); starting another",
                     file=sys.stderr,
                 )
-                workers[i] = start(i)
+                workers[i], reader = start(i)
+                reader.close()
     finally:
         _stop_all(workers)
         for sock, _ in sockets:
             sock.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    print("brain serve: stopped", file=sys.stderr)
+        print("brain serve: stopped", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _all_ready(started: list[tuple[BaseProcess, Connection]], timeout: float = 300.0) -> bool:
+    """Whether every worker said it serves (within `timeout`), before any of them exited."""
+    waiting = {reader: worker for worker, reader in started}
+    deadline = time.monotonic() + timeout
+    while waiting and time.monotonic() < deadline:
+        for ready in wait([*waiting, *(w.sentinel for w in waiting.values())], timeout=1.0):
+            if isinstance(ready, Connection) and ready in waiting:
+                try:
+                    ready.recv_bytes()
+                except EOFError:  # the worker exited without serving
+                    return False
+                waiting.pop(ready)
+                ready.close()
+            elif any(w.sentinel == ready for w in waiting.values()):
+                return False
+    return not waiting
 
 
 def _sockets(host: str, port: int, count: int) -> list[tuple[socket.socket, str]]:
@@ -122,11 +151,17 @@ def _stop_all(workers: list[BaseProcess]) -> None:
             worker.join(5)
 
 
-def _worker(settings: Settings, sock: socket.socket) -> None:
-    """One worker: `brain serve` on the parent's socket (a process of its own, spawned)."""
+def _worker(settings: Settings, sock: socket.socket, ready: Connection) -> None:
+    """One worker: `brain serve` on the parent's socket (a process of its own, spawned); says on `ready`
+    when it serves."""
     from roles.cli.serve import serve_on
     from roles.http.server import run_served
 
+    def serving() -> None:
+        with contextlib.suppress(OSError):
+            ready.send_bytes(b"1")
+            ready.close()
+
     telemetry.configure(settings.telemetry)
-    started = run_served(serve_on(settings, sock))
+    started = run_served(serve_on(settings, sock, serving))
     sys.exit(0 if started else 1)

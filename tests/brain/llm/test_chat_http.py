@@ -14,7 +14,7 @@ from brain.llm.chat_http import ChatHTTP, read_events
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import ChatMessage
 from brain.settings import LLMSettings
-from tests.support.openai_server import Chat, ScriptedOpenAIServer
+from tests.support.openai_server import Chat, Fault, ScriptedOpenAIServer
 
 
 async def _lines(*lines: str) -> AsyncIterator[str]:
@@ -123,3 +123,27 @@ async def test_streams_read_to_the_end_reuse_their_connection() -> None:
         await chat.aclose()
         server.close()
         await server.wait_closed()
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 409, 422, 429, 500, 503])
+async def test_an_error_status_is_the_same_exception_the_sdk_raises(
+    openai_server: ScriptedOpenAIServer, status: int
+) -> None:
+    client = openai.AsyncOpenAI(base_url=openai_server.url, api_key="sk", max_retries=0)
+    openai_server.script(Fault(status, message="said why"), Fault(status, message="said why"))
+    chat = ChatHTTP(client)
+    try:
+        with pytest.raises(openai.APIStatusError) as ours:
+            await chat.complete({"model": "m", "messages": []})
+        with pytest.raises(openai.APIStatusError) as sdks:
+            await client.post("/chat/completions", body={"model": "m", "messages": []}, cast_to=object)
+    finally:
+        await chat.aclose()
+        await client.close()
+    assert type(ours.value) is type(sdks.value)
+    assert (ours.value.message, ours.value.body, ours.value.status_code) == (
+        sdks.value.message,
+        sdks.value.body,
+        sdks.value.status_code,
+    )
+    assert "said why" in ours.value.message
