@@ -1,15 +1,27 @@
 """The agent-framework adapters (roles/integrations) through one 50-turn scripted conversation each, on a
 private local Redis: per turn, the adapter's calls (write the turn, read history or search) against the
 same work done on brain's own API in the same run; then a check that everything written comes back.
-A framework that is not installed is reported as skipped (its `*_ok` is null). Prints a table, then one
-JSON line: `agents_session_ok`, `langgraph_store_ok`, `llamaindex_memory_ok`, `adk_memory_ok`,
-`adapter_overhead_ms_p50` (adapter minus own API, per turn, all adapters pooled) and per adapter."""
+A framework that is not installed is reported as skipped (its `*_ok` is null).
+
+Then the rest of "where users already are" (`benchmarks/common/service_checks.py`), against two apps served
+in-process on the same Redis: `client_routes_covered` of `client_routes_total` (the API's operations that
+`brain.client` has a method for), `mcp_protocol_version` (negotiated by the `mcp` SDK's client),
+`mcp_stateless_ok` (a tool call sent to the second app, with no session, lands), `docs_offline_ok`,
+`openapi_security_ok`, and `wheel_installs_ok` (`.ci/wheel_check.py`; null with `--skip-wheel`).
+
+    python benchmarks/integrations.py [--skip-wheel]
+
+Prints two tables, then one JSON line: those keys, `agents_session_ok`, `langgraph_store_ok`,
+`llamaindex_memory_ok`, `adk_memory_ok`, `adapter_overhead_ms_p50` (adapter minus own API, per turn, all
+adapters pooled) and per adapter."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import importlib.util
 import json
+import logging
 import statistics
 import sys
 import time
@@ -17,8 +29,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.common import service_checks as checks
 from benchmarks.common.servers import local_redis
 from brain import BrainMemory, Message, Settings, local_runtime
 from brain.backends.redis import RedisBackend
@@ -168,7 +183,28 @@ def _installed(module: str) -> bool:
         return False
 
 
-async def main() -> None:
+async def service(url: str, skip_wheel: bool) -> dict[str, Any]:
+    """The service checks, printed as a table; their figures."""
+    async with checks.served_apps(url) as (urls, secret):
+        async with httpx2.AsyncClient(base_url=urls[0], timeout=30) as http:
+            covered, total = checks.client_routes((await http.get("/openapi.json")).json())
+        version, stateless = await checks.mcp_checks(urls, secret)
+        figures: dict[str, Any] = {
+            "client_routes_covered": covered,
+            "client_routes_total": total,
+            "mcp_protocol_version": version,
+            "mcp_stateless_ok": stateless,
+            "docs_offline_ok": await checks.docs_offline(urls[0]),
+            "openapi_security_ok": await checks.openapi_security(urls[0]),
+        }
+    figures["wheel_installs_ok"] = None if skip_wheel else await asyncio.to_thread(checks.wheel_installs)
+    print(f"\n{'check':<24}{'result':>14}")
+    for name, value in figures.items():
+        print(f"{name:<24}{'skipped' if value is None else str(value):>14}")
+    return figures
+
+
+async def main(skip_wheel: bool) -> None:
     result: dict[str, Any] = {"turns": TURNS}
     pooled: list[float] = []
     print(f"{'adapter':<20}{'ok':>6}{'adapter p50 ms':>16}{'own API p50 ms':>16}{'overhead p50 ms':>17}")
@@ -195,10 +231,14 @@ async def main() -> None:
                 )
         finally:
             await client.aclose()
+        result |= await service(url, skip_wheel)
         result["server"] = server
     result["adapter_overhead_ms_p50"] = round(statistics.median(pooled), 3) if pooled else None
     print(json.dumps(result))
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    logging.disable(logging.INFO)  # the served apps' request logs
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--skip-wheel", action="store_true", help="skip .ci/wheel_check.py (minutes)")
+    asyncio.run(main(parser.parse_args().skip_wheel))
