@@ -10,7 +10,14 @@ its embeddings with `--rerank-via embeddings`); its latency includes the rerank 
 single-character probes too (`benchmarks/retrieval_dev/single_char.py`: how many questions about 猫 or 茶
 find a passage with 猫咪 or 绿茶 in the top 5, lexically). Prints a table per language, then one JSON line.
 
+Then the dated dev set (`benchmarks/retrieval_dev/dated_*.py`, key "dated" of the JSON line): dated sessions,
+questions typed single, temporal, multi_hop, latest and preference, scored at turn and session level
+(recall@5, recall@10, NDCG@10, per type) against a plain BM25 over the same passages, with the ratios
+`lexical_r5_vs_bm25` and `hybrid_r5_vs_bm25` of turn-level recall@5. `--embedder local` (or
+`--local-embedder`) embeds with the embedded model, no endpoint needed; `--sets dated` runs that set alone.
+
     python benchmarks/retrieval.py [--base-url http://127.0.0.1:8765/v1 --model all-MiniLM-L6-v2]
+        [--embedder local] [--sets dev,dated]
         [--rerank-model all-MiniLM-L6-v2 --rerank-via rerank --rerank-depth 20]
 """
 
@@ -31,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common.servers import local_redis
 from benchmarks.common.stores import redis_tiers
+from benchmarks.retrieval_dev.dated_run import dated_table, run_dated
 from benchmarks.retrieval_dev.generate import Conversation, generate
 from benchmarks.retrieval_dev.single_char import index_single_char_hits
 from brain import LLMSettings, OpenAILLM
@@ -145,7 +153,9 @@ async def main() -> None:
     parser.add_argument(
         "--local-embedder", action="store_true", help="embed with the embedded multilingual-e5-small"
     )
+    parser.add_argument("--embedder", choices=("local",), help="local: the same as --local-embedder")
     parser.add_argument("--languages", default="en,zh")
+    parser.add_argument("--sets", default="dev,dated", help="dev (the first set), dated, or both")
     parser.add_argument("--rerank-model", help="rerank hybrid hits with this model of the endpoint")
     parser.add_argument("--rerank-via", choices=("rerank", "embeddings"), default="rerank")
     parser.add_argument("--rerank-depth", type=int, default=20)
@@ -162,7 +172,7 @@ async def main() -> None:
             )
         )
     embed: Embed | None = llm.embed if llm is not None else None
-    embedder = LocalEmbedder() if args.local_embedder else None
+    embedder = LocalEmbedder() if args.local_embedder or args.embedder == "local" else None
     if embedder is not None:
         embed, args.model = embedder.embed, embedder.name
     tokenizer = Tokenizer.for_model("gpt-4o-mini")
@@ -174,7 +184,8 @@ async def main() -> None:
         if llm is not None and args.rerank_model:
             reranking = redis_tiers(client, prefix="bench", rerank=llm.rerank, rerank_depth=args.rerank_depth)
         print(f"server: {server}; embeddings: {args.model if embed else 'none (lexical only)'}")
-        for language in args.languages.split(","):
+        sets = args.sets.split(",")
+        for language in args.languages.split(",") if "dev" in sets else ():
             convs = generate(language)
             results = await run_language(tiers, language, convs, embed, tokenizer, reranking)
             summary[language] = table(language, convs, results)
@@ -183,6 +194,9 @@ async def main() -> None:
                 hits, total = await index_single_char_hits(probes)
                 print(f"\n[zh single-character] {hits} of {total} probes find their passage in the top 5")
                 summary["zh_single_char_hits"] = {"hits": hits, "total": total}
+        for language in args.languages.split(",") if "dated" in sets else ():
+            dated, rows = await run_dated(tiers, language, embed)
+            summary.setdefault("dated", {})[language] = dated_table(language, dated, rows)
         await client.aclose()
     if llm is not None:
         await llm.aclose()
