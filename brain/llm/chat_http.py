@@ -83,8 +83,7 @@ class ChatHTTP:
         try:
             async for data in read_events(_lines(response, self.url)):
                 yield data
-            await response.content.read()  # what follows `[DONE]`: the connection can then be reused
-            done = True
+            done = await _drained(response)
         finally:
             if done:
                 response.release()
@@ -122,7 +121,8 @@ class ChatHTTP:
             if attempt >= self._retries:
                 raise error
             delay = retry_delay(attempt, headers)
-            _log.debug("%s: %s; retrying in %.2f s", self.url, type(error).__name__, delay)
+            # the SDK's words, at its level: what `brain chat` shows as progress while retrying
+            _log.info("Retrying request to /chat/completions in %f seconds (%s)", delay, type(error).__name__)
             await asyncio.sleep(delay)
             attempt += 1
 
@@ -165,6 +165,19 @@ async def _lines(response: aiohttp.ClientResponse, url: str) -> AsyncIterator[st
             yield raw.decode().rstrip("\r\n")
     except (aiohttp.ClientError, OSError) as exc:
         raise _failure(url, exc) from exc
+
+
+async def _drained(response: aiohttp.ClientResponse) -> bool:
+    """Whether the rest of a stream after `[DONE]` (its end) was read within a second: the connection
+    can then be reused. A server that holds the stream open after `[DONE]` gets its connection closed."""
+    if response.content.at_eof():
+        return True
+    try:
+        async with asyncio.timeout(1.0):
+            await response.content.read()
+    except TimeoutError:
+        return False
+    return True
 
 
 def _env_proxy(url: str) -> str | None:

@@ -146,13 +146,16 @@ class _RetryNotes(logging.Handler):
 
 @contextlib.contextmanager
 def _retry_notes(session: ChatSession) -> Iterator[_RetryNotes]:
-    logger = logging.getLogger("openai._base_client")
-    handler, level = _RetryNotes(session), logger.level
-    logger.addHandler(handler)
-    if logger.getEffectiveLevel() > logging.INFO:
-        logger.setLevel(logging.INFO)
+    # The SDK says its retries on its logger; chat completions sent over aiohttp say them on ours.
+    loggers = [logging.getLogger("openai._base_client"), logging.getLogger("brain.llm")]
+    handler, levels = _RetryNotes(session), [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        if logger.getEffectiveLevel() > logging.INFO:
+            logger.setLevel(logging.INFO)
     try:
         yield handler
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.removeHandler(handler)
+            logger.setLevel(level)

@@ -22,6 +22,7 @@ from brain.settings import ServeSettings
 __all__ = ["deadlined", "run_served", "server_config"]
 
 T = TypeVar("T")
+_LINGER = 1.0  # seconds a timed-out connection is read (and dropped) after its 408, before it is closed
 _TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 
@@ -54,6 +55,7 @@ def deadlined(header_timeout: float, body_timeout: float) -> type[HttpToolsProto
 
     class Deadlined(HttpToolsProtocol):
         _deadline: asyncio.TimerHandle | None = None
+        _timed_out = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -86,12 +88,23 @@ def deadlined(header_timeout: float, body_timeout: float) -> type[HttpToolsProto
                 self._deadline.cancel()
                 self._deadline = None
 
+        def data_received(self, data: bytes) -> None:
+            if not self._timed_out:  # after a 408, what the client still sends is read and dropped
+                super().data_received(data)
+
         def _expired(self) -> None:
             self._deadline = None
             if self.transport.is_closing():
                 return
             if self.cycle is None or self.cycle.response_complete or not self.cycle.response_started:
                 self.transport.write(_TIMEOUT)  # nothing of an answer to this request was sent yet
-            self.transport.close()
+            if not self.transport.can_write_eof():
+                self.transport.close()
+                return
+            # Half-close, and read on for a moment: closing at once with the client's bytes unread would
+            # reset the connection, and the client could lose the 408 it was sent.
+            self._timed_out = True
+            self.transport.write_eof()
+            self.loop.call_later(_LINGER, self.transport.close)
 
     return Deadlined
