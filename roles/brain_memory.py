@@ -79,15 +79,20 @@ class BrainMemory(base.BrainMemory):
         return loaded
 
     async def dumps(
-        self, redis_key: str | None = None, timeout_sec: int | None = None, *, context: Context | None = None
+        self,
+        redis_key: str | None = None,
+        timeout_sec: int | None = None,
+        *,
+        context: Context | None = None,
+        queue_facts: bool = False,
     ) -> bool:
         """Ours: `dumps()` on a loaded memory. MetaGPT's: `dumps(redis_key=...)` writes this memory to the
         chat the key names (binding a standalone memory to it: its turns, knowledge, summary and pending
         text are written, each once). `timeout_sec` must be None or the configured `memory.ttl_seconds`:
-        chats expire only as configured."""
+        chats expire only as configured. `queue_facts` as ours."""
         if redis_key is not None:
             await self._to_key(redis_key, timeout_sec, context)
-        written = await super().dumps()
+        written = await super().dumps(queue_facts=queue_facts)
         if self._summary_to_write:
             await self._commit_summary(self._summary_to_write, self.summary_upto, 0)
             self._summary_to_write = ""

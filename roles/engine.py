@@ -334,10 +334,24 @@ class TurnEngine:
 
     async def queue_facts(self, memory: BrainMemory) -> None:
         """Hand the chat's new turns to the fact workers (one write; run it through `after_commit`: a
-        failure only delays them, and the next turn's entry covers these turns too)."""
-        if not self.memory_settings.facts.enabled or self.runtime.tiers is None:
+        failure only delays them, and the next turn's entry covers these turns too). Nothing when the
+        turn's write queued them already (`BrainMemory.facts_queued`)."""
+        if not self.memory_settings.facts.enabled or self.runtime.tiers is None or memory.facts_queued:
             return
         await self.runtime.tiers.fact_queue.push(memory.user_id, memory.chat_id, memory.turn_count)
+
+    @property
+    def queues_with_write(self) -> bool:
+        """Whether a turn's write may queue its chat for facts itself: facts are on and the chat's store is
+        the backend's whose queue the fact workers read (`WriteBatch.queue_facts`)."""
+        backend, tiers = self.runtime.backend, self.runtime.tiers
+        return (
+            self.memory_settings.facts.enabled
+            and backend is not None
+            and tiers is not None
+            and backend.conversations is self.runtime.store
+            and tiers.fact_queue is backend.queue
+        )
 
     async def record_usage(self, user_id: str | bytes, chat_id: str | bytes, spent: Spending) -> None:
         """Add what was spent to the user's usage in the backend (per chat and model)."""
@@ -362,7 +376,7 @@ class TurnEngine:
             **({} if turn.message_id is None else {"id": answer_id(turn.message_id)}),
         )
         memory.add_answer(turn.answer)
-        await memory.dumps()
+        await memory.dumps(queue_facts=self.queues_with_write)
         spent.clear()  # written with the turn: a failure after this point does not count it again
         # committed: what follows never fails the turn (its steps are tried again in the background)
         await self.after_commit.run("queueing for facts", lambda: self.queue_facts(memory))

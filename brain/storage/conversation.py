@@ -101,6 +101,9 @@ class WriteBatch(BaseModel):
     calls: int = 0  # LLM calls and tokens spent on these turns, added to the chat's usage
     usage: Usage | None = None
     spent: tuple[ModelUsage, ...] = ()  # the same per model, added to the chat's `UsageStore` rows
+    # then the chat queued for fact extraction up to its turn count, in the same call where the store can
+    # (the same backend's `FactQueue`; `WriteResult.queued` says whether it did: if not, the caller pushes)
+    queue_facts: bool = False
 
 
 class WriteResult(BaseModel):
@@ -111,6 +114,7 @@ class WriteResult(BaseModel):
     added: int = Field(description="turns and knowledge records that were new")
     window_tokens: int = 0  # tokens of the unsummarized turns after this write
     turn_count: int = 0
+    queued: bool = False  # the batch's `queue_facts` was done with the write
 
 
 def without_text(message: Message) -> Message:

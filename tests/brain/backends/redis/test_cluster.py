@@ -239,3 +239,32 @@ async def test_wait_replicas_goes_to_the_writes_own_node_on_a_cluster(
                 await backend.conversations.write(Conversation("ann", chat), batch)
             stored = await backend.conversations.read_turns(Conversation("ann", chat), 1, 5)
             assert [t.message.id for t in stored] == ["w1"]  # on the primary: a retry with the id is safe
+
+
+async def test_a_turns_write_and_its_fact_queue_entry_stay_two_calls_on_a_cluster(
+    cluster_url: str, tmp_path: Path
+) -> None:
+    from brain.memory.facts import Fact
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        prefix = f"wq{uuid.uuid4().hex[:8]}"
+        backend = RedisBackend(connection.client, prefix=prefix)
+        memory = await BrainMemory.loads(backend.conversations, "ann", "c")
+        memory.add_talk(Message(content="I live in Oslo"))
+        await memory.dumps(queue_facts=True)  # the queue's slot is not the chat's: not in the write
+        assert not memory.facts_queued and memory.turn_count == 1
+        assert (await backend.queue.counters()).backlog == 0
+        tiers = redis_tiers(connection.client, prefix=prefix)
+        await tiers.facts.add("ann", Fact(text="Ann lives in Oslo"))
+        seen: list[int] = []
+
+        def known(generation: int) -> dict[str, Fact]:
+            seen.append(generation)
+            return {}
+
+        found = await tiers.facts.search("ann", "Oslo", known=known)  # the generation read in its slot
+        assert [f.text for f in found] == ["Ann lives in Oslo"]
+        assert seen == [await tiers.facts.generation("ann")] == [1]
