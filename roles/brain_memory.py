@@ -58,6 +58,7 @@ class BrainMemory(base.BrainMemory):
         settings: MemorySettings | None = None,
         tokenizer: Tokenizer | None = None,
         pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> BrainMemory:
         """Ours: `loads(store, user_id, chat_id)`. MetaGPT's: `loads(redis_key=...)` from the context's
         store (an empty key gives an empty, unbound memory, as MetaGPT's does)."""
@@ -73,7 +74,13 @@ class BrainMemory(base.BrainMemory):
         elif user_id is None or chat_id is None or redis_key is not None:
             raise InputError("loads(store, user_id, chat_id), or loads(redis_key=...), not both")
         loaded = await super().loads(
-            store, user_id, chat_id, settings=settings, tokenizer=tokenizer, pending=pending
+            store,
+            user_id,
+            chat_id,
+            settings=settings,
+            tokenizer=tokenizer,
+            pending=pending,
+            refuse_archived=refuse_archived,
         )
         assert isinstance(loaded, cls)
         return loaded

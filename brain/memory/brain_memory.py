@@ -89,9 +89,11 @@ class BrainMemory(BaseModel):
         settings: MemorySettings | None = None,
         tokenizer: Tokenizer | None = None,
         pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> BrainMemory:
         """The conversation's metadata, newest unsummarized turns and knowledge; never the whole past.
         With `pending`, the user's new text is saved as `last_talk` in the same call (a turn's start).
+        `refuse_archived` as `ConversationStore.load`'s (passed only when set).
 
         A missing conversation gives an empty memory; a failed read raises `StoreError`, never an empty one.
         """
@@ -102,6 +104,7 @@ class BrainMemory(BaseModel):
             window_turns=settings.window_max_turns,
             knowledge_items=settings.knowledge_max_items,
             pending=pending,
+            **({"refuse_archived": True} if refuse_archived else {}),
         )
         meta = state.meta
         memory = cls(

@@ -144,12 +144,20 @@ class ConversationStore(SummaryStore, Protocol):
     """Storage of conversations. Every method raises `StoreError` when the store cannot answer."""
 
     async def load(
-        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+        self,
+        conv: Conversation,
+        *,
+        window_turns: int,
+        knowledge_items: int,
+        pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> StoredState:
         """Metadata, the newest `window_turns` unsummarized turns, the newest knowledge, and the user's
         erasure count (`epoch`, read no later than anything that call wrote). With `pending`, first save it
         as `last_talk` in the same atomic call (a turn's start: one round trip); `ErasedError` when the user
-        was erased while that call began (nothing kept)."""
+        was erased while that call began (nothing kept). With `refuse_archived`, `ArchivedError` (nothing
+        written) when the user's memory is in the backend's cold archive, checked in the same call where
+        the store can (a store without a cold archive ignores it)."""
         ...
 
     async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:

@@ -122,7 +122,7 @@ async def test_a_backfill_refuses_messages_out_of_time_order(redis_client: aiore
         await Assistant(runtime).backfill("vo", "old", [messages[3], messages[0]])
 
 
-async def test_a_turn_reads_facts_and_queues_them_without_round_trips_of_their_own(
+async def test_a_turn_checks_the_archive_reads_facts_and_queues_them_in_three_round_trips(
     redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runtime = make_runtime(ScriptedLLM(["ok"] * 2), client=redis_client, memory_settings=FACTS_ON)
@@ -139,9 +139,9 @@ async def test_a_turn_reads_facts_and_queues_them_without_round_trips_of_their_o
 
     monkeypatch.setattr(redis_client, "execute_command", counted)
     await assistant.chat("cal", "c", "Any hiking tips?")
-    # the archive marker, the load, the facts' ranking with their generation (the record cached under it),
-    # the write with the chat's fact-queue entry
-    assert sent == ["HGET", "EVALSHA", "EVALSHA", "EVALSHA"]
+    # the load (with the cold-archive marker), the facts' ranking with their generation (the record cached
+    # under it), the write with the chat's fact-queue entry
+    assert sent == ["EVALSHA", "EVALSHA", "EVALSHA"]
     prompt = runtime.llm.calls[-1].messages  # type: ignore[attr-defined]
     assert "Likes hiking in the Alps" in "\n".join(m.content or "" for m in prompt)
     queue = runtime.tiers.fact_queue

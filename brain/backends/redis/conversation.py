@@ -30,9 +30,10 @@ from brain.backends.redis.conversation_scripts import COMMIT_SUMMARY, DROP_TEXT,
 from brain.backends.redis.fence import Fencing, RedisErasureStore, fenced
 from brain.backends.redis.queue import RedisFactQueue
 from brain.backends.redis.queue_scripts import then_push
-from brain.errors import ConflictError, ErasedError, InputError, StoreError
+from brain.errors import ArchivedError, ConflictError, ErasedError, InputError, StoreError
 from brain.keys import (
     ConversationKeys,
+    archived_key,
     chat_bases,
     conversation_keys,
     encode_id,
@@ -97,6 +98,8 @@ class RedisMemoryStore:
                 return await script(keys=names or list(keys.all), args=args)
             return await self._fencing.call(script, names or list(keys.all), args, user_id)
         except Refused as exc:
+            if exc.code == "BRAIN_ARCHIVED":
+                raise ArchivedError(f"{keys.base}: the user's memory is in the cold archive") from None
             if exc.code == "BRAIN_CONFLICT":
                 raise ConflictError(f"{keys.base}: {exc.detail}") from exc
             if exc.code == "BRAIN_CORRUPT":
@@ -111,27 +114,28 @@ class RedisMemoryStore:
             raise
 
     async def load(
-        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+        self,
+        conv: Conversation,
+        *,
+        window_turns: int,
+        knowledge_items: int,
+        pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> StoredState:
         keys = self.keys(conv)
         if pending is not None and len(pending.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
             raise InputError(
                 f"the pending text is larger than memory.max_message_bytes = {self.max_message_bytes}"
             )
-        args = [
-            self.ttl,
-            SCHEMA_VERSION,
-            raw_id(conv.user_id),
-            raw_id(conv.chat_id),
-            "" if pending is None else "set",
-            pending or "",
-            repr(time.time()),
-            max(window_turns, 0),
-            max(knowledge_items, 0),
-        ]
-        cluster = self._fencing.cluster
+        saving = "" if pending is None else "set"
+        args = [self.ttl, SCHEMA_VERSION, raw_id(conv.user_id), raw_id(conv.chat_id), saving, pending or ""]
+        args += [repr(time.time()), max(window_turns, 0), max(knowledge_items, 0)]
+        cluster, marker = self._fencing.cluster, archived_key(self.prefix, conv.user_id)
+        if cluster and refuse_archived and await self._client.hget(marker, "state") is not None:  # apart
+            raise ArchivedError(f"{keys.base}: the user's memory is in the cold archive")
         before = await self._epoch(conv) if cluster else 0
         names = list(keys.all) if cluster else [*keys.all, erasure_key(self.prefix, conv.user_id)]
+        names += [marker] if refuse_archived and not cluster else []
         found = await self._run(self._load, keys, args, names=names)
         raw_meta, start, window, knowledge, length, hidden, epoch, existed, talk = found
         epoch = int(epoch) if not cluster else before

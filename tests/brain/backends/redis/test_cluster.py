@@ -241,9 +241,10 @@ async def test_wait_replicas_goes_to_the_writes_own_node_on_a_cluster(
             assert [t.message.id for t in stored] == ["w1"]  # on the primary: a retry with the id is safe
 
 
-async def test_a_turns_write_and_its_fact_queue_entry_stay_two_calls_on_a_cluster(
+async def test_a_turns_fact_queue_entry_and_archive_check_stay_calls_of_their_own_on_a_cluster(
     cluster_url: str, tmp_path: Path
 ) -> None:
+    from brain.errors import ArchivedError
     from brain.memory.facts import Fact
 
     settings = Settings.model_validate(
@@ -268,3 +269,7 @@ async def test_a_turns_write_and_its_fact_queue_entry_stay_two_calls_on_a_cluste
         found = await tiers.facts.search("ann", "Oslo", known=known)  # the generation read in its slot
         assert [f.text for f in found] == ["Ann lives in Oslo"]
         assert seen == [await tiers.facts.generation("ann")] == [1]
+        await connection.client.hset(archived_key(prefix, "bob"), "state", "archived")  # the marker's slot
+        with pytest.raises(ArchivedError):  # is not the chat's: read apart, before the load
+            await BrainMemory.loads(backend.conversations, "bob", "c", pending="Hi", refuse_archived=True)
+        assert not await connection.client.exists(backend.conversations.keys(Conversation("bob", "c")).meta)
