@@ -19,6 +19,7 @@ import re
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common.servers import local_redis
 from brain import Settings, open_runtime
+from brain.backends.redis.client import TranslatingPipeline, TranslatingRedis
 from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCallDelta, ToolSpec
 from brain.llm.usage import CallRecord, Usage, UsageLedger
+from brain.telemetry import TracedScript
 from roles import Assistant
 
 USERS, TURNS, REPEATS, SOLO = 200, 20, 3, 1_000  # the defaults of --users, --turns, --repeats, --solo
 MARKER = re.compile(r"<U\d+R\d+>")
 ZERO = Usage(prompt_tokens=0, completion_tokens=0, counted_locally=True)
+TRIPS: Counter[str] = Counter()
+"""Round trips to Redis by command ('pipeline' for a pipeline), and the scripts among them by name."""
+
+
+def count_round_trips() -> None:
+    """Count every command and pipeline the standalone client sends (`TRIPS`), and every script call."""
+    command, pipeline, script = (
+        TranslatingRedis.execute_command,
+        TranslatingPipeline.execute,
+        TracedScript.__call__,
+    )
+
+    async def counted_command(self: TranslatingRedis, *args: Any, **options: Any) -> Any:
+        TRIPS[str(args[0]).lower()] += 1
+        return await command(self, *args, **options)
+
+    async def counted_pipeline(self: TranslatingPipeline, raise_on_error: bool = True) -> list[Any]:
+        TRIPS["pipeline"] += 1
+        return await pipeline(self, raise_on_error)
+
+    async def counted_script(self: TracedScript, *args: Any, **kwargs: Any) -> Any:
+        TRIPS[f"script {self.name}"] += 1
+        return await script(self, *args, **kwargs)
+
+    TranslatingRedis.execute_command = counted_command  # type: ignore[method-assign]
+    TranslatingPipeline.execute = counted_pipeline  # type: ignore[method-assign]
+    TracedScript.__call__ = counted_script  # type: ignore[method-assign]
 
 
 class EchoLLM:
@@ -103,16 +133,20 @@ async def check(
 
 async def run(assistant: Assistant, rep: int, users: int, turns: int) -> dict[str, float]:
     chat, latencies = f"run-{rep}", []
+    TRIPS.clear()
     cpu, wall = time.process_time(), time.perf_counter()
     replies = await asyncio.gather(
         *(one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies, turns) for u in range(users)),
         return_exceptions=True,
     )
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    trips = Counter(TRIPS)
     counts = await check(assistant, list(replies), chat, rep, turns)
     turns *= users
     return {
         **counts,
+        "trips_per_turn": sum(n for k, n in trips.items() if not k.startswith("script ")) / turns,
+        **{f"trips {k}": n / turns for k, n in sorted(trips.items())},
         "turns_per_s": turns / wall,
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": statistics.quantiles(latencies, n=100)[98] * 1000,
@@ -137,6 +171,7 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 async def main(users: int, turns: int, repeats: int, solo: int) -> None:
+    count_round_trips()
     with local_redis() as (url, server):
         settings = Settings.model_validate(  # the framework alone: no embedded embedder even when installed
             {"redis": {"url": url}, "llm": {"model": "gpt-4o-mini"}, "local": {"embedder": "off"}}
@@ -155,11 +190,14 @@ async def main(users: int, turns: int, repeats: int, solo: int) -> None:
             f"{i:>6} "
             + " ".join(f"{r[c]:>15.3f}" if c == "cpu_ms_per_turn" else f"{r[c]:>15.0f}" for c in columns)
         )
-    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    names = dict.fromkeys(k for r in runs for k in r)
+    med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in names}
     cpu = f"{med['cpu_ms_per_turn']:.3f} ms CPU per turn"
     print(f"median: {med['turns_per_s']:.0f} turns/s, p99 {med['p99_ms']:.1f} ms, {cpu}")
     print(f"one chat alone, turn after turn: {solo_rate:.0f} turns/s, {solo_cpu:.3f} ms CPU per turn")
     print(f"chat locks left after the runs: {busy}")
+    trips = ", ".join(f"{k[6:]} {v:.2f}" for k, v in med.items() if k.startswith("trips "))
+    print(f"Redis round trips per turn (median): {med['trips_per_turn']:.2f} ({trips})")
     print(
         json.dumps(
             {
@@ -171,6 +209,7 @@ async def main(users: int, turns: int, repeats: int, solo: int) -> None:
                 "turns_per_s": round(med["turns_per_s"]),
                 "p99_ms": round(med["p99_ms"], 2),
                 "cpu_ms_per_turn": round(med["cpu_ms_per_turn"], 3),
+                "trips_per_turn": round(med["trips_per_turn"], 2),
             }
         )
     )

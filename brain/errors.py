@@ -77,6 +77,11 @@ class ErasedError(StoreError):
     carrying an older erasure ticket is dropped atomically by the store)."""
 
 
+class ArchivedError(StoreError):
+    """The user's memory is in the cold archive (a load asked to refuse it wrote nothing): bring it back
+    (`Tiers.present`) and load again."""
+
+
 class UnreachableError(StoreError):
     """The store did not answer at all (down, wrong address, refused): nothing can be served until it does."""
 

@@ -58,6 +58,7 @@ class BrainMemory(base.BrainMemory):
         settings: MemorySettings | None = None,
         tokenizer: Tokenizer | None = None,
         pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> BrainMemory:
         """Ours: `loads(store, user_id, chat_id)`. MetaGPT's: `loads(redis_key=...)` from the context's
         store (an empty key gives an empty, unbound memory, as MetaGPT's does)."""
@@ -73,21 +74,32 @@ class BrainMemory(base.BrainMemory):
         elif user_id is None or chat_id is None or redis_key is not None:
             raise InputError("loads(store, user_id, chat_id), or loads(redis_key=...), not both")
         loaded = await super().loads(
-            store, user_id, chat_id, settings=settings, tokenizer=tokenizer, pending=pending
+            store,
+            user_id,
+            chat_id,
+            settings=settings,
+            tokenizer=tokenizer,
+            pending=pending,
+            refuse_archived=refuse_archived,
         )
         assert isinstance(loaded, cls)
         return loaded
 
     async def dumps(
-        self, redis_key: str | None = None, timeout_sec: int | None = None, *, context: Context | None = None
+        self,
+        redis_key: str | None = None,
+        timeout_sec: int | None = None,
+        *,
+        context: Context | None = None,
+        queue_facts: bool = False,
     ) -> bool:
         """Ours: `dumps()` on a loaded memory. MetaGPT's: `dumps(redis_key=...)` writes this memory to the
         chat the key names (binding a standalone memory to it: its turns, knowledge, summary and pending
         text are written, each once). `timeout_sec` must be None or the configured `memory.ttl_seconds`:
-        chats expire only as configured."""
+        chats expire only as configured. `queue_facts` as ours."""
         if redis_key is not None:
             await self._to_key(redis_key, timeout_sec, context)
-        written = await super().dumps()
+        written = await super().dumps(queue_facts=queue_facts)
         if self._summary_to_write:
             await self._commit_summary(self._summary_to_write, self.summary_upto, 0)
             self._summary_to_write = ""

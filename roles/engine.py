@@ -13,6 +13,7 @@ What a turn spends (calls and tokens, per model) is returned with it and added t
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
@@ -22,7 +23,7 @@ from actions.relate import context_of, points_back, relate_and_rewrite
 from actions.summarizer import Summarizer
 from actions.talk import Refit, TalkAction
 from brain import telemetry
-from brain.errors import BrainError, ConfigError, InputError, TooLargeError
+from brain.errors import ArchivedError, BrainError, ConfigError, InputError, TooLargeError
 from brain.keys import check_id, raw_id
 from brain.llm.protocol import LLM, ChatMessage, TextDelta
 from brain.llm.tokens import Tokenizer
@@ -119,9 +120,10 @@ class TurnEngine:
     ) -> BrainMemory:
         """(user_id, chat_id)'s memory (a `kind`), loaded fresh from the store; the caller keeps it.
         `pending` is saved as the text waiting for an answer in the same call. A user in the cold archive
-        is brought back first (`present`)."""
-        await self.present(user_id)
-        return await kind.loads(
+        is brought back first (`present`): the backend's own store finds it in the load itself (refused
+        before anything is written, then brought back and loaded again), another store is not asked."""
+        load = functools.partial(
+            kind.loads,
             self.runtime.store,
             user_id,
             chat_id,
@@ -129,6 +131,11 @@ class TurnEngine:
             tokenizer=self.tokenizer,
             pending=pending,
         )
+        if self.own_store and self.tiers.cold is not None:
+            with contextlib.suppress(ArchivedError):
+                return await load(refuse_archived=True)
+        await self.present(user_id)
+        return await load()
 
     async def present(self, user_id: str | bytes) -> None:
         """The user's memory brought back from the cold archive first, when it is there (`Tiers.present`)."""
@@ -334,10 +341,24 @@ class TurnEngine:
 
     async def queue_facts(self, memory: BrainMemory) -> None:
         """Hand the chat's new turns to the fact workers (one write; run it through `after_commit`: a
-        failure only delays them, and the next turn's entry covers these turns too)."""
-        if not self.memory_settings.facts.enabled or self.runtime.tiers is None:
+        failure only delays them, and the next turn's entry covers these turns too). Nothing when the
+        turn's write queued them already (`BrainMemory.facts_queued`)."""
+        if not self.memory_settings.facts.enabled or self.runtime.tiers is None or memory.facts_queued:
             return
         await self.runtime.tiers.fact_queue.push(memory.user_id, memory.chat_id, memory.turn_count)
+
+    @property
+    def own_store(self) -> bool:
+        """Whether the chats' store is the backend's own, beside the fact queue and cold archive its tiers
+        use: a turn's write may queue the chat for facts (`WriteBatch.queue_facts`) and its load may find
+        the user in the cold archive itself (`refuse_archived`), with no round trip of their own."""
+        backend, tiers = self.runtime.backend, self.runtime.tiers
+        return (
+            backend is not None
+            and tiers is not None
+            and backend.conversations is self.runtime.store
+            and tiers.fact_queue is backend.queue
+        )
 
     async def record_usage(self, user_id: str | bytes, chat_id: str | bytes, spent: Spending) -> None:
         """Add what was spent to the user's usage in the backend (per chat and model)."""
@@ -362,7 +383,7 @@ class TurnEngine:
             **({} if turn.message_id is None else {"id": answer_id(turn.message_id)}),
         )
         memory.add_answer(turn.answer)
-        await memory.dumps()
+        await memory.dumps(queue_facts=self.own_store and self.memory_settings.facts.enabled)
         spent.clear()  # written with the turn: a failure after this point does not count it again
         # committed: what follows never fails the turn (its steps are tried again in the background)
         await self.after_commit.run("queueing for facts", lambda: self.queue_facts(memory))

@@ -5,7 +5,7 @@ agent may see, raised through the graph when it is on; cached per chat while the
 from __future__ import annotations
 
 from brain.keys import encode_id
-from brain.memory.fact_cache import FactCache
+from brain.memory.fact_cache import FactCache, FactView
 from brain.memory.facts import Fact
 from brain.memory.graph import graph_links
 from brain.runtime import Runtime
@@ -25,19 +25,30 @@ class PromptFacts:
 
     async def recall(self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None) -> list[Fact]:
         """The user's current facts relevant to `text`, for a turn in `chat_id` (only those the chat's
-        agent may see: `roles.access.agent_sees`); none when facts are off. One read of the user's fact
-        generation; the same question in the same chat under the same generation is not searched again."""
+        agent may see: `roles.access.agent_sees`); none when facts are off. The same question in the same
+        chat under the same generation is not searched again (one read of the user's fact generation); a
+        question not cached reads the generation with its search (one round trip in all on Redis)."""
         facts = self.settings.facts
         if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
             return []
         tiers, graph, limit = self.runtime.tiers, self.settings.graph, facts.prompt_facts
-        view = self.cache.view(user_id, await tiers.facts.generation(user_id))
         scope = "" if chat_id is None else encode_id(chat_id, "chat_id")
-        if (shown := view.shown_for(scope, text)) is not None:
-            return shown
+        views: list[FactView] = []
+
+        def known(generation: int) -> dict[str, Fact]:
+            views.append(self.cache.view(user_id, generation))
+            return views[-1].facts
+
+        cached = self.cache.peek(user_id)
+        if cached is not None and cached.asked(scope, text):  # a cached answer: is it still current?
+            known(await tiers.facts.generation(user_id))
+            if (shown := views[0].shown_for(scope, text)) is not None:
+                return shown
         agent = agent_of(chat_id) if chat_id is not None else None
         depth = limit * 2 if agent is not None else limit  # room for facts of other agents, dropped below
-        found = await tiers.facts.search(user_id, text, limit=depth, known=view.facts)
+        # else the generation is read with the search (`FactMemory.search`), not apart
+        found = await tiers.facts.search(user_id, text, limit=depth, known=views[0].facts if views else known)
+        view = views[0]
         if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
             links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
             if links:

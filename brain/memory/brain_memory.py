@@ -74,6 +74,7 @@ class BrainMemory(BaseModel):
     _in_flight: str | None = PrivateAttr(None)
     _answered: bool = PrivateAttr(False)
     _epoch: int = PrivateAttr(0)
+    _queued: bool = PrivateAttr(False)
     last_summary_stats: SummaryStats | None = None
 
     # ------------------------------------------------------------------ loading and saving
@@ -88,9 +89,11 @@ class BrainMemory(BaseModel):
         settings: MemorySettings | None = None,
         tokenizer: Tokenizer | None = None,
         pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> BrainMemory:
         """The conversation's metadata, newest unsummarized turns and knowledge; never the whole past.
         With `pending`, the user's new text is saved as `last_talk` in the same call (a turn's start).
+        `refuse_archived` as `ConversationStore.load`'s (passed only when set).
 
         A missing conversation gives an empty memory; a failed read raises `StoreError`, never an empty one.
         """
@@ -101,6 +104,7 @@ class BrainMemory(BaseModel):
             window_turns=settings.window_max_turns,
             knowledge_items=settings.knowledge_max_items,
             pending=pending,
+            **({"refuse_archived": True} if refuse_archived else {}),
         )
         meta = state.meta
         memory = cls(
@@ -155,10 +159,13 @@ class BrainMemory(BaseModel):
             return self._saved_talk
         return self.last_talk
 
-    async def dumps(self) -> bool:
+    async def dumps(self, *, queue_facts: bool = False) -> bool:
         """Write pending turns, knowledge and last_talk in one atomic call. True when nothing is left
-        unsaved; False when `cacheable` is off. `StoreError` leaves everything pending and dirty."""
+        unsaved; False when `cacheable` is off. `StoreError` leaves everything pending and dirty. With
+        `queue_facts`, the store queues the chat for fact extraction in the same call where it can
+        (`facts_queued`)."""
         talk = self._talk_target()
+        self._queued = False
         if not self.is_dirty and talk == self._saved_talk:
             return True
         if not self.cacheable:
@@ -172,8 +179,10 @@ class BrainMemory(BaseModel):
             calls=self._pending_calls,
             usage=self._pending_usage,
             spent=self._pending_spent,
+            queue_facts=queue_facts,
         )
         result = await store.write(conv, batch)
+        self._queued = result.queued
         self._pending_calls, self._pending_usage, self._pending_spent = 0, None, ()
         seqs = self._seqs
         for (message, _), seq in zip(self._pending, result.seqs, strict=True):
@@ -189,6 +198,12 @@ class BrainMemory(BaseModel):
         )
         self.is_dirty = False
         return True
+
+    @property
+    def facts_queued(self) -> bool:
+        """Whether the last `dumps` queued the chat for fact extraction with its write (up to
+        `turn_count`): then nobody pushes it apart."""
+        return self._queued
 
     # ------------------------------------------------------------------ MetaGPT's surface
 

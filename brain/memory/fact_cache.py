@@ -38,6 +38,10 @@ class FactView:
         self.shown.move_to_end((scope, _norm(question)))
         return [self.facts[i] for i in ids]
 
+    def asked(self, scope: str, question: str) -> bool:
+        """Whether facts were shown in `scope` for `question` (an answer whose generation is worth a read)."""
+        return (scope, _norm(question)) in self.shown
+
     def show(self, scope: str, question: str, facts: Sequence[Fact], most: int) -> None:
         self.shown[(scope, _norm(question))] = tuple(f.id for f in facts)
         self.facts.update((f.id, f) for f in facts)
@@ -76,6 +80,11 @@ class FactCache:
         while len(self._views) > self.users:
             self._views.popitem(last=False)
         return view
+
+    def peek(self, user_id: str | bytes) -> FactView | None:
+        """The user's cached view, whatever its generation, while fresh; nothing is moved or dropped."""
+        view = self._views.get(user_id)
+        return view if view is not None and view.expires > time.monotonic() else None
 
     def forget(self, user_id: str | bytes) -> None:
         """Drop what is cached of `user_id` (their memory was erased here)."""

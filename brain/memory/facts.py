@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, MutableMapping, Sequence
+from typing import TypeAlias
 
 from brain.errors import ConflictError, InputError, StaleIndexError, StoreError
 from brain.keys import facts_base
 from brain.llm.protocol import Embed, embed_one
 from brain.memory.fact_texts import FactTexts, fact_doc
 from brain.progress import Progress, report
-from brain.search.index import IndexedDoc, SearchIndex
+from brain.search.index import Hit, IndexedDoc, SearchIndex
 from brain.storage.facts import (
     AuditEntry,
     AuditEvent,
@@ -24,8 +25,13 @@ from brain.storage.facts import (
     fact_key,
     held_at,
 )
+from brain.storage.index import Ranking
 
-__all__ = ["AuditEntry", "AuditEvent", "Fact", "FactMemory", "fact_hash", "held_at", "trimmed_event"]
+__all__ = ["AuditEntry", "AuditEvent", "Fact", "FactMemory", "Known", "fact_hash", "held_at", "trimmed_event"]
+
+Known: TypeAlias = MutableMapping[str, Fact] | Callable[[int], MutableMapping[str, Fact]]
+"""Facts read before while nothing changed (`FactCache`): a mapping, or a function giving the mapping
+for the user's fact generation (`FactMemory.search` reads the generation with its ranking)."""
 
 
 class FactMemory:
@@ -169,28 +175,49 @@ class FactMemory:
         category: str | None = None,
         vector: Sequence[float] | None = None,
         linked: Sequence[str] = (),
-        known: MutableMapping[str, Fact] | None = None,
+        known: Known | None = None,
     ) -> list[Fact]:
         """Facts matching `query` (BM25, fused with vectors when embeddings are on; `vector` is the query's
         embedding when the caller has it): current ones, or the ones true at `as_of`; best first. None for
         a query with nothing to search for. `linked` facts (e.g. from graph memory) are raised. `known`
         holds facts read before while nothing changed (`FactCache`): those are not read again, the others
-        are added to it."""
+        are added to it. Given as a function of the user's fact generation, it is asked with the
+        generation read before anything the search reads: in the BM25 ranking's own call where the store
+        reads it there (no read of its own), else first."""
         if vector is None:
             vector = await embed_one(self.embed, query)
-        hits = await self.index(user_id).related(
-            query,
-            tags=[category] if category else (),
-            limit=max(limit * 2, 10),
-            vector=vector,
-            ids_only=vector is None and not linked,
-            linked=linked,
-        )
+        how = (category, max(limit * 2, 10), vector, linked)
+        if callable(known):
+            generation, rankings = None, list[Ranking]()
+            if vector is None and not linked:  # a BM25 ranking alone: the store may read it there
+                hits = await self._related(user_id, query, how, rankings)
+                read = [r.generation for r in rankings]
+                generation = min(g for g in read if g is not None) if read and None not in read else None
+            if generation is None:  # read first (the search made again when it was tried without it)
+                generation = await self.generation(user_id)
+                hits = await self._related(user_id, query, how)
+            known = known(generation)
+        else:
+            hits = await self._related(user_id, query, how)
         facts = {} if known is None else known
         unread = [h.doc.id for h in hits if h.doc.id not in facts]
         facts.update((f.id, f) for f in await self.store.get_many(user_id, unread))
         found = [facts[h.doc.id] for h in hits if h.doc.id in facts]
         return [f for f in found if (f.true_at(as_of) if as_of is not None else f.current)][:limit]
+
+    async def _related(
+        self,
+        user_id: str | bytes,
+        query: str,
+        how: tuple[str | None, int, Sequence[float] | None, Sequence[str]],
+        rankings: list[Ranking] | None = None,
+    ) -> list[Hit]:
+        """`search`'s hits: `how` is (category, depth, vector, linked); `rankings` as `related`'s."""
+        category, depth, vector, linked = how
+        tags, ids_only = [category] if category else [], vector is None and not linked
+        return await self.index(user_id).related(
+            query, tags=tags, limit=depth, vector=vector, ids_only=ids_only, linked=linked, rankings=rankings
+        )
 
     async def by_hash(self, user_id: str | bytes, hashes: Sequence[str]) -> dict[str, str]:
         """Current fact ids by content hash, for the hashes that have one: a current fact's own text, or a

@@ -64,6 +64,7 @@ class SearchIndex(DocumentIndex):
         ids_only: bool = False,
         linked: Sequence[str] = (),
         asked_at: float | None = None,
+        rankings: list[Ranking] | None = None,
     ) -> tuple[list[Hit], int]:
         """BM25 hits for `query` (best first) within the filters, and how many matched in all. With a query
         `vector`, the lexical and the vector rankings are fused by score (`fuse`). With `ids_only`
@@ -77,16 +78,19 @@ class SearchIndex(DocumentIndex):
         The query is analysed as a question asked at `asked_at` (now when None; `analyse_query`): its
         question words are dropped, and the documents within the period its time words name ("last week",
         "昨天") are preferred; a query naming only a period lists that period's documents, newest first.
+        Every BM25 ranking the store made for it is appended to `rankings` when given (what the store read
+        with it: `Ranking.generation`).
 
         With a reranker, the best `rerank_depth` hits of a query are reordered by it (scores are then the
         reranker's); a failing reranker is an `LLMError`."""
         asked = time.time() if asked_at is None else asked_at
         if self.rerank is None or ids_only or not query.strip() or offset >= self.rerank_depth:
             return await self._search_ranked(
-                query, tags, start, end, offset, limit, vector, ids_only, linked, asked
+                query, tags, start, end, offset, limit, vector, ids_only, linked, asked, rankings
             )
+        depth = max(self.rerank_depth, offset + limit)
         hits, total = await self._search_ranked(
-            query, tags, start, end, 0, max(self.rerank_depth, offset + limit), vector, False, linked, asked
+            query, tags, start, end, 0, depth, vector, False, linked, asked, rankings
         )
         head = hits[: self.rerank_depth]
         scores = await self.rerank(query, [self.indexed_text(h.doc) for h in head])
@@ -106,12 +110,15 @@ class SearchIndex(DocumentIndex):
         ids_only: bool,
         linked: Sequence[str],
         asked_at: float,
+        rankings: list[Ranking] | None = None,
     ) -> tuple[list[Hit], int]:
         analysed = analyse_query(query, asked_at)
         query_terms, span = analysed.weights, analysed.span
         if (vector is not None or linked) and query.strip() and (query_terms or vector is not None):
             # without words to look for, the vector alone
-            return await self._hybrid(query_terms, vector, tags, start, end, offset, limit, linked, span)
+            return await self._hybrid(
+                query_terms, vector, tags, start, end, offset, limit, linked, span, rankings
+            )
         tags = tag_list(tags)
         if not query_terms and span is not None:  # only a period: its documents
             start = span.start if start is None else max(start, span.start)
@@ -124,7 +131,7 @@ class SearchIndex(DocumentIndex):
                     "use more specific words, or an empty query to list by date"
                 )
             return await self._by_date(tags, start, end, offset, limit)
-        ranked, total = await self._ranked(query_terms, tags, start, end, offset, limit, span)
+        ranked, total = await self._ranked(query_terms, tags, start, end, offset, limit, span, rankings)
         if ids_only:
             return [Hit(doc=IndexedDoc(id=i, text="", ts=0), score=s) for i, s in ranked], 0
         docs = {d.id: d for d in await self._docs([i for i, _ in ranked])}
@@ -139,6 +146,7 @@ class SearchIndex(DocumentIndex):
         offset: int,
         limit: int,
         span: Span | None = None,
+        rankings: list[Ranking] | None = None,
     ) -> tuple[list[tuple[str, float]], int]:
         """The store's BM25 ranking of weighted terms: (id, score) pairs of one page, and how many matched
         in all. With a `span`, the documents within it score more (`boost_span`: the ranking and the
@@ -146,11 +154,11 @@ class SearchIndex(DocumentIndex):
         low = None if span is None else span.start if start is None else max(start, span.start)
         high = None if span is None else span.end if end is None else min(end, span.end)
         if low is None or high is None or low > high:
-            return await self._page(query_terms, tag_list, start, end, offset, limit)
+            return await self._page(query_terms, tag_list, start, end, offset, limit, rankings)
         depth = max(offset, 0) + max(limit, 0)
         (ranked, total), (within, _) = await asyncio.gather(
-            self._page(query_terms, tag_list, start, end, 0, depth),
-            self._page(query_terms, tag_list, low, high, 0, depth),
+            self._page(query_terms, tag_list, start, end, 0, depth, rankings),
+            self._page(query_terms, tag_list, low, high, 0, depth, rankings),
         )
         return boost_span(ranked, within)[max(offset, 0) : depth], total
 
@@ -162,6 +170,7 @@ class SearchIndex(DocumentIndex):
         end: float | None,
         offset: int,
         limit: int,
+        rankings: list[Ranking] | None = None,
     ) -> tuple[list[tuple[str, float]], int]:
         async def run() -> Ranking | None:
             return await self.store.rank(
@@ -180,6 +189,8 @@ class SearchIndex(DocumentIndex):
         ranking = await self._current(run, lambda r: r is None)
         if ranking is None:
             raise StoreError(f"{self.base} is still built by another analysis after a rebuild")
+        if rankings is not None:
+            rankings.append(ranking)
         return list(ranking.hits), ranking.total
 
     async def vector_search(
@@ -208,6 +219,7 @@ class SearchIndex(DocumentIndex):
         limit: int,
         linked: Sequence[str] = (),
         span: Span | None = None,
+        rankings: list[Ranking] | None = None,
     ) -> tuple[list[Hit], int]:
         depth = max(self.depth, offset + limit)
         allowed = None  # the filters' ids, read once for the vector ranking and the linked documents
@@ -217,7 +229,7 @@ class SearchIndex(DocumentIndex):
         async def words() -> list[tuple[str, float]]:
             if not query_terms:
                 return []
-            ranked, _ = await self._ranked(query_terms, tag_list(tags), start, end, 0, depth, span)
+            ranked, _ = await self._ranked(query_terms, tag_list(tags), start, end, 0, depth, span, rankings)
             return ranked
 
         async def meaning() -> list[tuple[str, float]]:
@@ -243,10 +255,11 @@ class SearchIndex(DocumentIndex):
         ids_only: bool = False,
         linked: Sequence[str] = (),
         asked_at: float | None = None,
+        rankings: list[Ranking] | None = None,
     ) -> list[Hit]:
         """Documents related to `text` (e.g. a new fact, a task, the turn being answered), best first: like
         `search`, but a text with nothing to search for, and no vector, finds nothing (no error, no
-        listing by date)."""
+        listing by date). `rankings` as `search`'s."""
         if vector is None and not searchable(text):
             return []
         with telemetry.span(
@@ -260,6 +273,7 @@ class SearchIndex(DocumentIndex):
                 ids_only=ids_only,
                 linked=linked,
                 asked_at=asked_at,
+                rankings=rankings,
             )
         return hits
 

@@ -101,6 +101,9 @@ class WriteBatch(BaseModel):
     calls: int = 0  # LLM calls and tokens spent on these turns, added to the chat's usage
     usage: Usage | None = None
     spent: tuple[ModelUsage, ...] = ()  # the same per model, added to the chat's `UsageStore` rows
+    # then the chat queued for fact extraction up to its turn count, in the same call where the store can
+    # (the same backend's `FactQueue`; `WriteResult.queued` says whether it did: if not, the caller pushes)
+    queue_facts: bool = False
 
 
 class WriteResult(BaseModel):
@@ -111,6 +114,7 @@ class WriteResult(BaseModel):
     added: int = Field(description="turns and knowledge records that were new")
     window_tokens: int = 0  # tokens of the unsummarized turns after this write
     turn_count: int = 0
+    queued: bool = False  # the batch's `queue_facts` was done with the write
 
 
 def without_text(message: Message) -> Message:
@@ -140,12 +144,20 @@ class ConversationStore(SummaryStore, Protocol):
     """Storage of conversations. Every method raises `StoreError` when the store cannot answer."""
 
     async def load(
-        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+        self,
+        conv: Conversation,
+        *,
+        window_turns: int,
+        knowledge_items: int,
+        pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> StoredState:
         """Metadata, the newest `window_turns` unsummarized turns, the newest knowledge, and the user's
         erasure count (`epoch`, read no later than anything that call wrote). With `pending`, first save it
         as `last_talk` in the same atomic call (a turn's start: one round trip); `ErasedError` when the user
-        was erased while that call began (nothing kept)."""
+        was erased while that call began (nothing kept). With `refuse_archived`, `ArchivedError` (nothing
+        written) when the user's memory is in the backend's cold archive, checked in the same call where
+        the store can (a store without a cold archive ignores it)."""
         ...
 
     async def write(self, conv: Conversation, batch: WriteBatch) -> WriteResult:

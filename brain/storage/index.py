@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -82,10 +82,14 @@ class IndexEntry(BaseModel):
 @dataclass(frozen=True, slots=True)
 class Ranking:
     """One page of a BM25 ranking: (id, score) pairs best first (ties by id), and how many matched. A plain
-    frozen dataclass: one is made per search, on every turn."""
+    frozen dataclass: one is made per search, on every turn. `generation`: the namespace's change counter
+    as read with the ranking, by a store that reads it in the same atomic call (fact memory's
+    `FactStore.generation` for a user's fact index; 0 where the namespace keeps none); None when the store
+    does not read it. Not part of the ranking's value (equality ignores it)."""
 
     total: int
     hits: tuple[tuple[str, float], ...] = ()
+    generation: int | None = field(default=None, compare=False)
 
 
 @runtime_checkable

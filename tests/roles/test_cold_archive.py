@@ -278,3 +278,27 @@ async def test_rehydrating_a_1k_turn_user(redis_client: aioredis.Redis, tmp_path
         f"archive_ram_freed_ratio={freed:.4f} rehydrate_p50_ms={p50:.1f} (runs: {[round(t) for t in times]})"
     )
     assert freed > 0.99 and p50 < 1_000
+
+
+async def test_a_turns_load_finds_the_archive_itself_and_writes_nothing_until_it_is_back(
+    redis_client: aioredis.Redis, tmp_path: Path
+) -> None:
+    from brain.errors import ArchivedError
+    from brain.memory.brain_memory import BrainMemory
+
+    _, plain, _ = await fill(redis_client, tmp_path)
+    backend = backend_of(plain.runtime)
+    assert (await backend.archive.archive("ann")).archived
+    with pytest.raises(ArchivedError):
+        await BrainMemory.loads(backend.conversations, "ann", "b", pending="Hello?", refuse_archived=True)
+    assert await backend.user_leftovers("ann") == [archived_key("cold", "ann")]  # the pending text not saved
+    plain.runtime.llm.add("Still Oslo.")  # type: ignore[attr-defined]
+    assert await plain.chat("ann", "b", "Where do I live?") == "Still Oslo."  # brought back, loaded again
+    assert not await backend.archive.is_archived("ann")
+    memory = await plain.memory_of("ann", "b")
+    assert [m.content for m in memory.history][-4:] == [
+        "I live in Oslo",
+        "Oslo, noted.",
+        "Where do I live?",
+        "Still Oslo.",
+    ]

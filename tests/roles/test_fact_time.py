@@ -120,3 +120,48 @@ async def test_a_backfill_refuses_messages_out_of_time_order(redis_client: aiore
     messages = life()
     with pytest.raises(InputError, match="time order"):
         await Assistant(runtime).backfill("vo", "old", [messages[3], messages[0]])
+
+
+async def test_a_turn_checks_the_archive_reads_facts_and_queues_them_in_three_round_trips(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime(ScriptedLLM(["ok"] * 2), client=redis_client, memory_settings=FACTS_ON)
+    assert runtime.tiers is not None
+    await runtime.tiers.facts.add("cal", Fact(text="Likes hiking in the Alps"))
+    assistant = Assistant(runtime)
+    await assistant.chat("cal", "c", "Any hiking ideas?")  # the scripts loaded, the fact record cached
+    sent: list[str] = []
+    command = redis_client.execute_command
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        sent.append(str(args[0]).upper())
+        return await command(*args, **kwargs)
+
+    monkeypatch.setattr(redis_client, "execute_command", counted)
+    await assistant.chat("cal", "c", "Any hiking tips?")
+    # the load (with the cold-archive marker), the facts' ranking with their generation (the record cached
+    # under it), the write with the chat's fact-queue entry
+    assert sent == ["EVALSHA", "EVALSHA", "EVALSHA"]
+    prompt = runtime.llm.calls[-1].messages  # type: ignore[attr-defined]
+    assert "Likes hiking in the Alps" in "\n".join(m.content or "" for m in prompt)
+    queue = runtime.tiers.fact_queue
+    entries = await queue.read("w", 10, None)
+    assert [(e.chat_id, e.upto) for e in entries] == [("c", 2), ("c", 4)]
+
+
+async def test_facts_are_searched_at_the_generation_read_first_where_the_ranking_does_not_read_it() -> None:
+    from brain.backends.memory import MemoryBackend
+    from brain.memory.tiers import Tiers
+
+    facts = Tiers(MemoryBackend()).facts
+    await facts.add("cal", Fact(text="Likes hiking in the Alps"))
+    seen: list[int] = []
+
+    def known(generation: int) -> dict[str, Fact]:
+        seen.append(generation)
+        return {}
+
+    found = await facts.search("cal", "hiking", known=known)
+    assert [f.text for f in found] == ["Likes hiking in the Alps"] and seen == [1]
+    await facts.add("cal", Fact(text="Hiking boots size 44"))
+    assert len(await facts.search("cal", "hiking", known=known)) == 2 and seen == [1, 2]

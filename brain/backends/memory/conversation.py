@@ -55,7 +55,13 @@ class InMemoryStore:
         return self._space.get(self._key(conv), _Record)
 
     async def load(
-        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+        self,
+        conv: Conversation,
+        *,
+        window_turns: int,
+        knowledge_items: int,
+        pending: str | None = None,
+        refuse_archived: bool = False,  # no cold archive here
     ) -> StoredState:
         if pending is not None:  # a turn's start: it takes its ticket here, it is checked against none
             with fence.holding(None):

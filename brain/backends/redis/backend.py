@@ -57,6 +57,9 @@ class RedisBackend:
             client, prefix, wait_replicas=wait_replicas, wait_timeout_ms=wait_timeout_ms
         )
         self.erasure = RedisErasureStore(client, prefix=prefix, fence_seconds=erase_fence_seconds)
+        self.queue = RedisFactQueue(
+            client, prefix=prefix, fencing=fencing, max_len=queue_max_len, dead_letters_max=dead_letters_max
+        )
         self.conversations = RedisMemoryStore(
             client,
             prefix=prefix,
@@ -64,13 +67,11 @@ class RedisBackend:
             max_message_bytes=max_message_bytes,
             fencing=fencing,
             erasure=self.erasure,
+            queue=self.queue,
         )
         self.core = RedisCoreBlockStore(client, prefix=prefix, fencing=fencing)
         self.facts = RedisFactStore(client, prefix=prefix, fencing=fencing, audit_max_events=audit_max_events)
         self.graph = RedisGraphStore(client, prefix=prefix, fencing=fencing)
-        self.queue = RedisFactQueue(
-            client, prefix=prefix, fencing=fencing, max_len=queue_max_len, dead_letters_max=dead_letters_max
-        )
         self.api_keys = RedisApiKeyStore(client, prefix=prefix)
         self.usage = RedisUsageStore(client, prefix=prefix, fencing=fencing)
         self.archive = UserArchive(

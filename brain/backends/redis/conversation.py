@@ -26,18 +26,14 @@ from brain.backends.redis.conversation_records import (
     parse_turns,
     turn_record,
 )
-from brain.backends.redis.conversation_scripts import (
-    COMMIT_SUMMARY,
-    DROP_TEXT,
-    HIDE,
-    LOAD,
-    SET_TITLE,
-    WRITE,
-)
+from brain.backends.redis.conversation_scripts import COMMIT_SUMMARY, DROP_TEXT, HIDE, LOAD, SET_TITLE, WRITE
 from brain.backends.redis.fence import Fencing, RedisErasureStore, fenced
-from brain.errors import ConflictError, ErasedError, InputError, StoreError
+from brain.backends.redis.queue import RedisFactQueue
+from brain.backends.redis.queue_scripts import then_push
+from brain.errors import ArchivedError, ConflictError, ErasedError, InputError, StoreError
 from brain.keys import (
     ConversationKeys,
+    archived_key,
     chat_bases,
     conversation_keys,
     encode_id,
@@ -48,13 +44,7 @@ from brain.keys import (
 from brain.llm.usage import Usage
 from brain.message import SCHEMA_VERSION, Message
 from brain.storage import fence
-from brain.storage.conversation import (
-    Conversation,
-    StoredState,
-    Turn,
-    WriteBatch,
-    WriteResult,
-)
+from brain.storage.conversation import Conversation, StoredState, Turn, WriteBatch, WriteResult
 from brain.storage.fence import Ticket
 from brain.telemetry import TracedScript
 
@@ -62,7 +52,9 @@ __all__ = ["RedisMemoryStore"]
 
 
 class RedisMemoryStore:
-    """A `ConversationStore` over an injected async Redis client (which the caller owns)."""
+    """A `ConversationStore` over an injected async Redis client (which the caller owns). With the
+    backend's fact `queue`, a write asked to queue the chat pushes it in the same script on a standalone
+    server (`queue_scripts.then_push`; on Cluster the queue's slot is another: the caller pushes)."""
 
     def __init__(
         self,
@@ -73,8 +65,9 @@ class RedisMemoryStore:
         max_message_bytes: int = 1_048_576,
         fencing: Fencing | None = None,
         erasure: RedisErasureStore | None = None,
+        queue: RedisFactQueue | None = None,
     ) -> None:
-        self._client = client
+        self._client, self._queue = client, queue
         self._fencing = fencing or Fencing(client, prefix)
         self._erasure = erasure
         self.prefix = prefix
@@ -82,6 +75,7 @@ class RedisMemoryStore:
         self.max_message_bytes = max_message_bytes
         self._load = TracedScript(client.register_script(LOAD), "chat.load")
         self._write = TracedScript(client.register_script(fenced(WRITE)), "chat.write")
+        self._write_push = TracedScript(client.register_script(fenced(then_push(WRITE))), "chat.write_push")
         self._commit = TracedScript(client.register_script(fenced(COMMIT_SUMMARY)), "chat.commit_summary")
         self._title = TracedScript(client.register_script(fenced(SET_TITLE)), "chat.set_title")
         self._hide = TracedScript(client.register_script(fenced(HIDE)), "chat.hide")
@@ -102,8 +96,10 @@ class RedisMemoryStore:
         try:
             if user_id is None:
                 return await script(keys=names or list(keys.all), args=args)
-            return await self._fencing.call(script, list(keys.all), args, user_id)
+            return await self._fencing.call(script, names or list(keys.all), args, user_id)
         except Refused as exc:
+            if exc.code == "BRAIN_ARCHIVED":
+                raise ArchivedError(f"{keys.base}: the user's memory is in the cold archive") from None
             if exc.code == "BRAIN_CONFLICT":
                 raise ConflictError(f"{keys.base}: {exc.detail}") from exc
             if exc.code == "BRAIN_CORRUPT":
@@ -118,27 +114,28 @@ class RedisMemoryStore:
             raise
 
     async def load(
-        self, conv: Conversation, *, window_turns: int, knowledge_items: int, pending: str | None = None
+        self,
+        conv: Conversation,
+        *,
+        window_turns: int,
+        knowledge_items: int,
+        pending: str | None = None,
+        refuse_archived: bool = False,
     ) -> StoredState:
         keys = self.keys(conv)
         if pending is not None and len(pending.encode("utf-8", "surrogatepass")) > self.max_message_bytes:
             raise InputError(
                 f"the pending text is larger than memory.max_message_bytes = {self.max_message_bytes}"
             )
-        args = [
-            self.ttl,
-            SCHEMA_VERSION,
-            raw_id(conv.user_id),
-            raw_id(conv.chat_id),
-            "" if pending is None else "set",
-            pending or "",
-            repr(time.time()),
-            max(window_turns, 0),
-            max(knowledge_items, 0),
-        ]
-        cluster = self._fencing.cluster
+        saving = "" if pending is None else "set"
+        args = [self.ttl, SCHEMA_VERSION, raw_id(conv.user_id), raw_id(conv.chat_id), saving, pending or ""]
+        args += [repr(time.time()), max(window_turns, 0), max(knowledge_items, 0)]
+        cluster, marker = self._fencing.cluster, archived_key(self.prefix, conv.user_id)
+        if cluster and refuse_archived and await self._client.hget(marker, "state") is not None:  # apart
+            raise ArchivedError(f"{keys.base}: the user's memory is in the cold archive")
         before = await self._epoch(conv) if cluster else 0
         names = list(keys.all) if cluster else [*keys.all, erasure_key(self.prefix, conv.user_id)]
+        names += [marker] if refuse_archived and not cluster else []
         found = await self._run(self._load, keys, args, names=names)
         raw_meta, start, window, knowledge, length, hidden, epoch, existed, talk = found
         epoch = int(epoch) if not cluster else before
@@ -204,8 +201,13 @@ class RedisMemoryStore:
         args += [batch.calls, usage.prompt_tokens, usage.completion_tokens, len(batch.spent)]
         for row in batch.spent:
             args += [row.model, row.calls, row.prompt_tokens, row.completion_tokens]
-        found = await self._run(self._write, keys, args, conv.user_id)
-        version, added, window_tokens, turn_count, *seqs = found
+        queue = self._queue if batch.queue_facts and not self._fencing.cluster else None
+        if queue is None:
+            found = [0, *await self._run(self._write, keys, args, conv.user_id)]
+        else:  # [keys, queue keys], [args, queue args] -> [pushed, the write's reply...]
+            head, tail = queue.push_parts(conv.user_id, conv.chat_id)
+            found = await self._run(self._write_push, keys, args + tail, conv.user_id, [*keys.all, *head])
+        queued, version, added, window_tokens, turn_count, *seqs = found
         held = fence.current()
         if self._fencing.cluster and int(version) == 1 and held is not None and held.covers(conv.user_id):
             await self._created(conv, held.epoch)
@@ -215,6 +217,7 @@ class RedisMemoryStore:
             added=int(added),
             window_tokens=int(window_tokens),
             turn_count=int(turn_count),
+            queued=int(queued) == 1,
         )
 
     async def read_turns(self, conv: Conversation, start: int, count: int) -> list[Turn]:

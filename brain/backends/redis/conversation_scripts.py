@@ -31,9 +31,14 @@ end
 #       (false: none)}
 # With 'set', last_talk is saved first (creating the conversation): one round trip for a turn's start.
 # An 8th key (standalone servers only) is the user's erasure record: its count is the turn's ticket, read
-# in the same atomic call that may create the conversation.
+# in the same atomic call that may create the conversation. A 9th (after it) is the user's cold-archive
+# marker (`brain.keys.archived_key`): while it is there, BRAIN_ARCHIVED before anything is written.
 LOAD = (
     """
+if #KEYS > 8 then
+  if redis.call('HGET', KEYS[9], 'state') then return redis.error_reply('BRAIN_ARCHIVED') end
+  table.remove(KEYS, 9)
+end
 local epoch = 0
 if #KEYS > 7 then epoch = tonumber(redis.call('HGET', KEYS[8], 'n') or '0'); table.remove(KEYS, 8) end
 local existed = redis.call('EXISTS', KEYS[1])

@@ -180,11 +180,12 @@ class RedisIndexStore:
             layout_version(analysis),
             " ".join(repr(float(terms[w])) for w in words),
         ]
-        total, *flat = await self._scripts.search(keys=[self._key("docs")], args=args)
+        total, *found = await self._scripts.search(keys=[self._key("docs")], args=args)
         if int(total) < 0:
             return None
+        generation, flat = int(found[0]), found[1:]
         hits = zip([text(x) for x in flat[0::2]], map(float, flat[1::2]), strict=True)
-        return Ranking(total=int(total), hits=tuple(hits))
+        return Ranking(total=int(total), hits=tuple(hits), generation=generation)
 
     async def postings(self, term: str) -> dict[str, int]:
         """A term's postings as ids and term frequencies (for inspection and tests)."""

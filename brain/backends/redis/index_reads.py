@@ -83,14 +83,17 @@ SEARCH = (
     + """
 -- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit,
 -- analysis, and optionally the terms' weights 'wa wb ...' (1 each when absent). Returns
--- {total, id, score, ...}, or {-1} when the index was built by another analysis.
+-- {total, generation, id, score, ...}, or {-1} when the index was built by another analysis; the
+-- generation is the namespace's change counter `<base>:gen` (fact memory's, read in the same atomic call;
+-- 0 where none is kept).
 if not current(ARGV[10], false) then return {-1} end
+local generation = tonumber(redis.call('GET', key('gen')) or '0')
 local weights = {}
 for w in string.gmatch(ARGV[11] or '', '%S+') do weights[#weights + 1] = tonumber(w) end
 local per_term, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local t0, t1, offset, limit = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
-if n == 0 then return {0} end
+if n == 0 then return {0, generation} end
 local avg = tonumber(redis.call('HGET', key('stats'), 'total') or '0') / n
 local lens = redis.call('GET', key('lens')) or ''
 local scores, order = {}, {}
@@ -180,7 +183,7 @@ for _, num in ipairs(order) do
   end
 end
 table.sort(kept, before)
-local out = {total}
+local out = {total, generation}
 for i = offset + 1, #kept do
   out[#out + 1] = id_of(kept[i][1]); out[#out + 1] = tostring(kept[i][2])
 end

@@ -79,6 +79,13 @@ class RedisFactQueue:
         ]
         await self._push(keys=[self.key, self.overflow_key, self.counts_key], args=args)
 
+    def push_parts(self, user_id: str | bytes, chat_id: str | bytes) -> tuple[list[str], list[Any]]:
+        """The KEYS and ARGV that a write script made with `queue_scripts.then_push` takes last, to push
+        the chat up to its turn count as `push` does."""
+        user, chat = raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id")
+        args = [self.max_len, user, chat, queue_chat_field(user, chat), stored.waiting_tail(user, chat)]
+        return [self.key, self.overflow_key, self.counts_key], args
+
     async def ensure_group(self) -> None:
         if self._group_ready:
             return

@@ -14,7 +14,17 @@ from brain.keys import raw_id, readable_id
 from brain.search.filters import text
 from brain.storage.queue import DeadLetter, QueueEntry
 
-__all__ = ["QueueCounters", "entries", "letter", "names", "names_letter", "record", "waiter", "waiting"]
+__all__ = [
+    "QueueCounters",
+    "entries",
+    "letter",
+    "names",
+    "names_letter",
+    "record",
+    "waiter",
+    "waiting",
+    "waiting_tail",
+]
 
 
 class QueueCounters(BaseModel):
@@ -52,7 +62,12 @@ def _b64(raw: bytes) -> str:
 
 def waiting(user: bytes, chat: bytes, upto: int) -> str:
     """A chat's record in the overflow: "<upto> <user b64> <chat b64>" (Lua reads the `upto`). Pure."""
-    return f"{upto} {_b64(user)} {_b64(chat)}"
+    return f"{upto}{waiting_tail(user, chat)}"
+
+
+def waiting_tail(user: bytes, chat: bytes) -> str:
+    """A chat's overflow record after its `upto` (a script that learns the `upto` itself joins them). Pure."""
+    return f" {_b64(user)} {_b64(chat)}"
 
 
 def waiter(record: Any) -> tuple[bytes, bytes]:

@@ -8,9 +8,9 @@ its entry's `upto`; counted as `deferred`. The overflow holds at most `max` chat
 is refused and counted as `dropped` (its turns wait for its next queued turn). `done` says when there is
 room again and chats in the overflow, and the queue moves them into the stream (`REFILL`). Dead letters
 past their cap go oldest first (by their entry id: whose turns waited longest), counted as
-`dead_trimmed`."""
+`dead_trimmed`. `then_push` adds the push to a chat's write script (standalone servers: one round trip)."""
 
-__all__ = ["DONE", "PARK", "PUSH", "REFILL", "REQUEUE", "TRIED"]
+__all__ = ["DONE", "PARK", "PUSH", "REFILL", "REQUEUE", "TRIED", "then_push"]
 
 # (stream, overflow, max, user, chat, upto, field, record) -> 1 queued, 2 coalesced in the overflow, 0 refused
 _ENQUEUE = """
@@ -35,16 +35,55 @@ local function enqueue(stream, overflow, max, user, chat, upto, field, record)
 end
 """
 
-# KEYS: stream, overflow, counts; ARGV: max, user, chat, upto, field, record -> as enqueue
-PUSH = (
+# (stream, overflow, counts, max, user, chat, upto, field, record) -> as enqueue, counted
+_PUSH = (
     _ENQUEUE
     + """
-local done = enqueue(KEYS[1], KEYS[2], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
-if done == 2 then redis.call('HINCRBY', KEYS[3], 'deferred', 1) end
-if done == 0 then redis.call('HINCRBY', KEYS[3], 'dropped', 1) end
-return done
+local function push(stream, overflow, counts, max, user, chat, upto, field, record)
+  local done = enqueue(stream, overflow, max, user, chat, upto, field, record)
+  if done == 2 then redis.call('HINCRBY', counts, 'deferred', 1) end
+  if done == 0 then redis.call('HINCRBY', counts, 'dropped', 1) end
+  return done
+end
 """
 )
+
+# KEYS: stream, overflow, counts; ARGV: max, user, chat, upto, field, record -> as enqueue
+PUSH = (
+    _PUSH
+    + """
+return push(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+"""
+)
+
+
+def then_push(body: str) -> str:
+    """A script running `body` (a chat's write, whose reply's 4th item is the chat's turn count), then
+    pushing the chat up to that count as `PUSH` does. Its last 3 KEYS (stream, overflow, counts) and last 5
+    ARGV (max, user, chat, field, the overflow record after its count) are the push's, taken off before
+    `body` runs. The reply: `body`'s, headed by 1 when the push ran, 0 when it failed (a script error
+    caught: the write stands, the caller pushes again apart); a refusal of `body` is returned as it is."""
+    return (
+        _PUSH
+        + """
+local queue, entry = {}, {}
+for i = 3, 1, -1 do queue[i] = table.remove(KEYS) end
+for i = 5, 1, -1 do entry[i] = table.remove(ARGV) end
+local function write()
+"""
+        + body
+        + """
+end
+local out = write()
+if out['err'] then return out end
+local upto = tostring(out[4])
+local ok = pcall(push, queue[1], queue[2], queue[3], tonumber(entry[1]), entry[2], entry[3], upto, entry[4],
+  upto .. entry[5])
+table.insert(out, 1, ok and 1 or 0)
+return out
+"""
+    )
+
 
 # KEYS: stream, overflow; ARGV: group, max, entry ids... -> {entries deleted, 1 when chats wait with room}
 DONE = """

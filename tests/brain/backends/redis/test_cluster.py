@@ -239,3 +239,37 @@ async def test_wait_replicas_goes_to_the_writes_own_node_on_a_cluster(
                 await backend.conversations.write(Conversation("ann", chat), batch)
             stored = await backend.conversations.read_turns(Conversation("ann", chat), 1, 5)
             assert [t.message.id for t in stored] == ["w1"]  # on the primary: a retry with the id is safe
+
+
+async def test_a_turns_fact_queue_entry_and_archive_check_stay_calls_of_their_own_on_a_cluster(
+    cluster_url: str, tmp_path: Path
+) -> None:
+    from brain.errors import ArchivedError
+    from brain.memory.facts import Fact
+
+    settings = Settings.model_validate(
+        {"home": str(tmp_path), "redis": {"url": cluster_url, "cluster": True}}
+    )
+    async with await RedisConnection.open(settings) as connection:
+        prefix = f"wq{uuid.uuid4().hex[:8]}"
+        backend = RedisBackend(connection.client, prefix=prefix)
+        memory = await BrainMemory.loads(backend.conversations, "ann", "c")
+        memory.add_talk(Message(content="I live in Oslo"))
+        await memory.dumps(queue_facts=True)  # the queue's slot is not the chat's: not in the write
+        assert not memory.facts_queued and memory.turn_count == 1
+        assert (await backend.queue.counters()).backlog == 0
+        tiers = redis_tiers(connection.client, prefix=prefix)
+        await tiers.facts.add("ann", Fact(text="Ann lives in Oslo"))
+        seen: list[int] = []
+
+        def known(generation: int) -> dict[str, Fact]:
+            seen.append(generation)
+            return {}
+
+        found = await tiers.facts.search("ann", "Oslo", known=known)  # the generation read in its slot
+        assert [f.text for f in found] == ["Ann lives in Oslo"]
+        assert seen == [await tiers.facts.generation("ann")] == [1]
+        await connection.client.hset(archived_key(prefix, "bob"), "state", "archived")  # the marker's slot
+        with pytest.raises(ArchivedError):  # is not the chat's: read apart, before the load
+            await BrainMemory.loads(backend.conversations, "bob", "c", pending="Hi", refuse_archived=True)
+        assert not await connection.client.exists(backend.conversations.keys(Conversation("bob", "c")).meta)

@@ -142,3 +142,23 @@ def test_the_backend_takes_the_bounds_from_the_settings(redis_client: aioredis.R
     backend = RedisBackend.for_settings(redis_client, settings)
     bounds = backend.queue.max_len, backend.queue.dead_letters_max, backend.facts.audit_max_events
     assert bounds == (7, 3, 50)
+
+
+async def test_a_turns_write_queues_its_chat_in_the_same_call_as_a_push_would(
+    redis_client: aioredis.Redis,
+) -> None:
+    from brain import BrainMemory, Message
+
+    backend = RedisBackend(redis_client, prefix="wq", queue_max_len=1)
+    for chat in ("c", "d", "d"):  # the stream holds one entry: "d" waits in the overflow, coalesced
+        memory = await BrainMemory.loads(backend.conversations, "ann", chat)
+        memory.add_talk(Message(content=f"hi {chat}"))
+        assert await memory.dumps(queue_facts=True) and memory.facts_queued
+    counters = await backend.queue.counters()
+    assert (counters.backlog, counters.overflow, counters.deferred) == (1, 1, 2)
+    assert await drained(backend.queue) == {("ann", "c"): 1, ("ann", "d"): 2}
+    await redis_client.set(backend.queue.key, "not a stream")  # the push fails: the write stands
+    memory.add_talk(Message(content="again"))
+    assert await memory.dumps(queue_facts=True) and not memory.facts_queued
+    memory = await BrainMemory.loads(backend.conversations, "ann", "d")
+    assert [m.content for m in memory.history] == ["hi d", "hi d", "again"] and memory.turn_count == 3
