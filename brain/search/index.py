@@ -77,9 +77,9 @@ class SearchIndex(DocumentIndex):
 
         The query is analysed as a question asked at `asked_at` (now when None; `analyse_query`): its
         question words are dropped, and the documents within the period its time words name ("last week",
-        "昨天") are preferred; a query naming only a period lists that period's documents, newest first.
-        Every BM25 ranking the store made for it is appended to `rankings` when given (what the store read
-        with it: `Ranking.generation`).
+        "昨天") are preferred, those without its words too (`boost_span`); a query naming only a period
+        lists that period's documents, newest first. Every BM25 ranking the store made for it is appended
+        to `rankings` when given (what the store read with it: `Ranking.generation`).
 
         With a reranker, the best `rerank_depth` hits of a query are reordered by it (scores are then the
         reranker's); a failing reranker is an `LLMError`."""
@@ -149,18 +149,22 @@ class SearchIndex(DocumentIndex):
         rankings: list[Ranking] | None = None,
     ) -> tuple[list[tuple[str, float]], int]:
         """The store's BM25 ranking of weighted terms: (id, score) pairs of one page, and how many matched
-        in all. With a `span`, the documents within it score more (`boost_span`: the ranking and the
-        ranking within the span, both at once)."""
+        in all. With a `span`, the documents within it score more, and it counts as a term that each of
+        them has (`boost_span`: the ranking, the ranking within the span and the span's ids, at once)."""
         low = None if span is None else span.start if start is None else max(start, span.start)
         high = None if span is None else span.end if end is None else min(end, span.end)
         if low is None or high is None or low > high:
             return await self._page(query_terms, tag_list, start, end, offset, limit, rankings)
         depth = max(offset, 0) + max(limit, 0)
-        (ranked, total), (within, _) = await asyncio.gather(
+        (ranked, total), (within, inside), period, n_docs = await asyncio.gather(
             self._page(query_terms, tag_list, start, end, 0, depth, rankings),
             self._page(query_terms, tag_list, low, high, 0, depth, rankings),
+            self.store.allowed(tag_list, low, high),
+            self.store.count(),
         )
-        return boost_span(ranked, within)[max(offset, 0) : depth], total
+        period = period or set()
+        fused = boost_span(ranked, within, period=period, n_docs=n_docs)
+        return fused[max(offset, 0) : depth], total + len(period) - inside
 
     async def _page(
         self,

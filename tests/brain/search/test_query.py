@@ -3,13 +3,14 @@ a question is asked (English and Chinese), a period's documents preferred; irreg
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from brain.search.analysis import DATED, dated, query_weights, terms
 from brain.search.dates import dated_text
-from brain.search.query import TIME_BOOST, WHEN_WEIGHT, analyse_query, boost_span
+from brain.search.query import PERIOD_WEIGHT, TIME_BOOST, WHEN_WEIGHT, analyse_query, boost_span
 from brain.search.relative_dates import time_span
 
 ASKED = datetime(2023, 3, 15, 12, tzinfo=UTC).timestamp()  # a Wednesday
@@ -142,3 +143,16 @@ def test_documents_within_the_period_score_more() -> None:
     assert boosted[0] == ("c", 6.0 * (1 + TIME_BOOST)) and [d for d, _ in boosted] == ["c", "a", "b", "d"]
     assert boost_span(ranked, within, boost=0.0) == [*ranked, ("d", 1.0)]
     assert boost_span([("b", 1.0), ("a", 1.0)], []) == [("a", 1.0), ("b", 1.0)]  # ties by id
+
+
+def test_the_period_counts_as_a_term_of_the_question() -> None:
+    """Every passage of the period scores its idf (among all passages) times `PERIOD_WEIGHT` more: one
+    without the question's words ranks too; a narrow period weighs more than a wide one."""
+    ranked = [("a", 10.0), ("b", 3.0)]
+    within = [("b", 3.0)]
+    narrow = PERIOD_WEIGHT * math.log(1 + (100 - 2 + 0.5) / 2.5)  # 2 of 100 passages
+    boosted = boost_span(ranked, within, period={"b", "e"}, n_docs=100)
+    assert boosted == [("b", 3.0 * (1 + TIME_BOOST) + narrow), ("a", 10.0), ("e", narrow)]
+    wide = boost_span(ranked, within, period={"b", *"efghijklmnopqrstuvwxyz"}, n_docs=100)
+    assert [d for d, _ in wide][:3] == ["a", "b", "e"]  # a period of 23 passages: less telling
+    assert boost_span(ranked, within, period={"b"}, n_docs=1, weight=0.0) == boost_span(ranked, within)
