@@ -6,7 +6,9 @@ and 20 (a question with two evidence turns counts half for each). Lexical always
 embeddings endpoint is given (`--base-url`, e.g. `benchmarks/embeddings_server.py`). Latency is the search
 alone (questions are embedded before timing). With `--rerank-model`, a fourth mode `reranked` is hybrid
 search whose best `--rerank-depth` hits are reordered by that model (through the endpoint's `/rerank`, or
-its embeddings with `--rerank-via embeddings`); its latency includes the rerank call. With Chinese, the
+its embeddings with `--rerank-via embeddings`; `--rerank-model local` with `--embedder local`: the cosine of
+the embedded embedder's vectors, texts embedded once and remembered); its latency includes the rerank call,
+on both sets. With Chinese, the
 single-character probes too (`benchmarks/retrieval_dev/single_char.py`: how many questions about 猫 or 茶
 find a passage with 猫咪 or 绿茶 in the top 5, lexically). Prints a table per language, then one JSON line.
 
@@ -29,6 +31,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,7 @@ from brain import LLMSettings, OpenAILLM
 from brain.backends.redis.client import TranslatingRedis
 from brain.llm.local import LocalEmbedder
 from brain.llm.protocol import Embed
+from brain.llm.rerank import cosine_scores
 from brain.llm.tokens import Tokenizer
 from brain.memory.tiers import Tiers
 from brain.message import Message
@@ -156,7 +160,9 @@ async def main() -> None:
     parser.add_argument("--embedder", choices=("local",), help="local: the same as --local-embedder")
     parser.add_argument("--languages", default="en,zh")
     parser.add_argument("--sets", default="dev,dated", help="dev (the first set), dated, or both")
-    parser.add_argument("--rerank-model", help="rerank hybrid hits with this model of the endpoint")
+    parser.add_argument(
+        "--rerank-model", help="rerank hybrid hits with this model of the endpoint (local: the embedded one)"
+    )
     parser.add_argument("--rerank-via", choices=("rerank", "embeddings"), default="rerank")
     parser.add_argument("--rerank-depth", type=int, default=20)
     args = parser.parse_args()
@@ -173,8 +179,11 @@ async def main() -> None:
         )
     embed: Embed | None = llm.embed if llm is not None else None
     embedder = LocalEmbedder() if args.local_embedder or args.embedder == "local" else None
+    local_rerank = None
     if embedder is not None:
-        embed, args.model = embedder.embed, embedder.name
+        embed, args.model = cached(embedder.embed), embedder.name
+        if args.rerank_model == "local":  # the embedded embedder as the reranker, through the same hook
+            local_rerank = cosine_reranker(embed)
     tokenizer = Tokenizer.for_model("gpt-4o-mini")
     summary: dict[str, dict[str, Any]] = {}
     with local_redis() as (url, server):
@@ -183,6 +192,11 @@ async def main() -> None:
         reranking = None
         if llm is not None and args.rerank_model:
             reranking = redis_tiers(client, prefix="bench", rerank=llm.rerank, rerank_depth=args.rerank_depth)
+        elif local_rerank is not None:
+            depth = args.rerank_depth
+            reranking = redis_tiers(
+                client, prefix="bench", fusion=LOCAL_FUSION, rerank=local_rerank, rerank_depth=depth
+            )
         print(f"server: {server}; embeddings: {args.model if embed else 'none (lexical only)'}")
         sets = args.sets.split(",")
         for language in args.languages.split(",") if "dev" in sets else ():
@@ -195,7 +209,7 @@ async def main() -> None:
                 print(f"\n[zh single-character] {hits} of {total} probes find their passage in the top 5")
                 summary["zh_single_char_hits"] = {"hits": hits, "total": total}
         for language in args.languages.split(",") if "dated" in sets else ():
-            dated, rows = await run_dated(tiers, language, embed)
+            dated, rows = await run_dated(tiers, language, embed, reranking)
             summary.setdefault("dated", {})[language] = dated_table(language, dated, rows)
         await client.aclose()
     if llm is not None:
@@ -203,6 +217,29 @@ async def main() -> None:
     if embedder is not None:
         embedder.close()
     print(json.dumps(summary))
+
+
+def cached(embed: Embed) -> Embed:
+    """`embed` remembering each text's vector: a reranker asks again for what indexing embedded."""
+    seen: dict[str, list[float]] = {}
+
+    async def embed_cached(texts: Sequence[str]) -> list[list[float]]:
+        missing = list(dict.fromkeys(t for t in texts if t not in seen))
+        if missing:
+            seen.update(zip(missing, await embed(missing), strict=True))
+        return [seen[t] for t in texts]
+
+    return embed_cached
+
+
+def cosine_reranker(embed: Embed) -> Callable[[str, Sequence[str]], Awaitable[list[float]]]:
+    """A reranker scoring each passage by the cosine of its embedding to the query's."""
+
+    async def rerank(query: str, documents: Sequence[str]) -> list[float]:
+        vectors = await embed([query, *documents])
+        return cosine_scores(vectors[0], vectors[1:])
+
+    return rerank
 
 
 if __name__ == "__main__":

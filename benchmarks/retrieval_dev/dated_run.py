@@ -52,9 +52,10 @@ def messages(conv: DatedConversation) -> list[Message]:
 
 
 async def run_dated(
-    tiers: Tiers, language: str, embed: Embed | None
+    tiers: Tiers, language: str, embed: Embed | None, reranking: Tiers | None = None
 ) -> tuple[list[DatedConversation], dict[str, list[Row]]]:
-    """Per mode ('lexical', 'vector', 'hybrid', 'bm25'): a row per question."""
+    """Per mode ('lexical', 'vector', 'hybrid', 'bm25', and 'reranked' with `reranking`: hybrid whose best
+    hits its reranker reorders): a row per question."""
     convs = generate_dated(language)
     rows: dict[str, list[Row]] = {}
     for conv in convs:
@@ -74,6 +75,8 @@ async def run_dated(
             modes: dict[str, Any] = {"lexical": None, "bm25": None}
             if qvectors is not None:
                 modes |= {"vector": qvectors[i], "hybrid": qvectors[i]}
+                if reranking is not None:
+                    modes |= {"reranked": qvectors[i]}
             for mode, vector in modes.items():
                 t0 = time.perf_counter()
                 if mode == "bm25":
@@ -81,7 +84,10 @@ async def run_dated(
                 elif mode == "vector":
                     found = [h.doc.id for h in await index.vector_search(vector, limit=DEPTH)]
                 else:
-                    hits, _ = await index.search(question.text, limit=DEPTH, vector=vector, **extra)
+                    searched = index
+                    if mode == "reranked" and reranking is not None:
+                        searched = reranking.recall(f"dated-{language}", conv.id)
+                    hits, _ = await searched.search(question.text, limit=DEPTH, vector=vector, **extra)
                     found = [h.doc.id for h in hits]
                 elapsed = (time.perf_counter() - t0) * 1000
                 sessions = session_ranking(found, session_of)

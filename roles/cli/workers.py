@@ -39,7 +39,14 @@ def worker_count(settings: Settings, requested: int | None, cores: int | None = 
         return count
     if uses_local_model(settings):
         return 1
-    return max(1, min(cores if cores is not None else os.cpu_count() or 1, MAX_AUTO_WORKERS))
+    return max(1, min(cores if cores is not None else _usable_cores(), MAX_AUTO_WORKERS))
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. a container's cpuset), else all."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def serve_workers(settings: Settings, host: str | None, port: int | None, count: int) -> int:
