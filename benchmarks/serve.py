@@ -24,14 +24,10 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,12 +36,12 @@ import httpx2
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from benchmarks.common.revision import revision_tree
 from benchmarks.common.serve_load import load, process, servers
 from benchmarks.common.servers import local_redis
 from brain.backends.redis.api_keys import RedisApiKeyStore
 from brain.backends.redis.client import TranslatingRedis
 
-ROOT = Path(__file__).resolve().parent.parent
 BRAIN = str(Path(sys.executable).parent / "brain")
 MODEL = """
 import json, re, sys
@@ -143,22 +139,6 @@ def revision_command(tree: Path) -> list[str]:
     return [sys.executable, "-c", code, "serve", "--port", "0"]
 
 
-@contextlib.contextmanager
-def revision_tree(rev: str | None) -> Iterator[Path | None]:
-    """A temporary worktree of `rev` (None: no baseline)."""
-    if rev is None:
-        yield None
-        return
-    tmp = Path(tempfile.mkdtemp(prefix="serve-baseline-"))
-    git = ["git", "-C", str(ROOT), "worktree"]
-    try:
-        subprocess.run([*git, "add", "--detach", str(tmp / "tree"), rev], check=True, capture_output=True)
-        yield tmp / "tree"
-    finally:
-        subprocess.run([*git, "remove", "--force", str(tmp / "tree")], capture_output=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def worker_counts(cores: int) -> list[int]:
     """1, 2, 4, ... up to `cores` (and `cores` itself)."""
     counts, n = [], 1
@@ -177,7 +157,8 @@ async def main() -> None:
     parser.add_argument("--baseline", metavar="REV", help="also measure one `brain serve` of REV")
     options = parser.parse_args()
     results: dict[str, dict[str, float]] = {}
-    with local_redis() as (redis_url, described), revision_tree(options.baseline) as tree:
+    baseline = revision_tree(options.baseline) if options.baseline else contextlib.nullcontext(None)
+    with local_redis() as (redis_url, described), baseline as tree:
         port = free_port()
         env = {
             **os.environ,

@@ -38,7 +38,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -46,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common.chat_text import exchanges, raw_bytes
+from benchmarks.common.revision import revision_tree
 from benchmarks.common.servers import local_redis
 from benchmarks.common.storage_chat import assistant_check, chat_sizes, key_bytes
 from benchmarks.common.storage_facts import store_facts
@@ -191,11 +191,7 @@ async def measure(quick: bool) -> dict[str, Any]:
 
 def run_baseline(rev: str, quick: bool) -> dict[str, Any]:
     """This script's JSON figures on a temporary worktree of `rev` (its own files copied in)."""
-    tmp = Path(tempfile.mkdtemp(prefix="storage-baseline-"))
-    tree = tmp / "tree"
-    git = ["git", "-C", str(ROOT), "worktree"]
-    try:
-        subprocess.run([*git, "add", "--detach", str(tree), rev], check=True, capture_output=True)
+    with revision_tree(rev) as tree:
         for name in OWN_FILES:
             shutil.copyfile(ROOT / name, tree / name)
         command = [sys.executable, "benchmarks/storage.py", "--json-only", *(["--quick"] * quick)]
@@ -207,9 +203,6 @@ def run_baseline(rev: str, quick: bool) -> dict[str, Any]:
         if done.returncode != 0:
             raise SystemExit(f"the baseline run on {rev} failed:\n{done.stderr[-3000:]}")
         return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-    finally:
-        subprocess.run([*git, "remove", "--force", str(tree)], capture_output=True)
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:

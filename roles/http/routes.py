@@ -50,15 +50,18 @@ async def _tenant(request: Request) -> Scope:
         request.query_params,
         request.client.host if request.client is not None else "",
     )
-    # every route: the tenant's memory is in Redis from here on
-    await (await _service(request)).present(scope)
+    await _served(request).present(scope)  # every route: the tenant's memory is in Redis from here on
     return scope
+
+
+def _served(request: Request) -> MemoryService:
+    service: MemoryService = request.app.state.service
+    return service
 
 
 async def _service(request: Request) -> MemoryService:
     # async: FastAPI runs a plain `def` dependency in a worker thread, a thread hop on every request
-    service: MemoryService = request.app.state.service
-    return service
+    return _served(request)
 
 
 Tenant = Annotated[Scope, Depends(_tenant)]

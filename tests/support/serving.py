@@ -8,6 +8,7 @@ import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
 import uvicorn
 
 from brain.runtime import Runtime
@@ -48,3 +49,14 @@ def assistant_of(runtime: Runtime) -> Any:
             yield Assistant.for_runtime(runtime)
 
     return opened
+
+
+async def wait_ready(url: str, tries: int = 400) -> None:
+    """Wait until the server at `url` says it is ready (`/readyz` 200), 50 ms between tries."""
+    async with httpx2.AsyncClient(timeout=5) as http:
+        for _ in range(tries):
+            with contextlib.suppress(httpx2.TransportError):
+                if (await http.get(f"{url}/readyz")).status_code == 200:
+                    return
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"{url} never got ready")

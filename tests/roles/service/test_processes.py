@@ -18,6 +18,7 @@ import pytest
 import redis
 
 from tests.support.openai_server import Chat, ScriptedOpenAIServer
+from tests.support.serving import wait_ready
 
 BRAIN = str(Path(sys.executable).parent / "brain")
 
@@ -72,18 +73,6 @@ def two_servers(env: dict[str, str]) -> Iterator[list[str]]:
             assert "brain serve: stopped" in errors
 
 
-async def _ready(url: str) -> None:
-    async with httpx2.AsyncClient(timeout=5) as http:
-        for _ in range(200):
-            try:
-                if (await http.get(f"{url}/readyz")).status_code == 200:
-                    return
-            except httpx2.TransportError:
-                pass
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"{url} never got ready")
-
-
 async def test_two_servers_on_one_redis_give_the_same_answers(
     two_servers: list[str], env: dict[str, str], openai_server: ScriptedOpenAIServer
 ) -> None:
@@ -95,7 +84,7 @@ async def test_two_servers_on_one_redis_give_the_same_answers(
     assert secret not in listed.stdout and "user=ann" in listed.stdout and "active (laptop)" in listed.stdout
     a, b = two_servers
     for url in two_servers:
-        await _ready(url)
+        await wait_ready(url, 200)
     openai_server.script(Chat("Hello Ann."), Chat("You said you are Ann."))
     headers = {"Authorization": f"Bearer {secret}"}
     async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
@@ -122,7 +111,7 @@ async def test_two_servers_on_one_redis_give_the_same_answers(
 
 def test_a_small_keep_alive_request_is_answered_without_a_nagle_stall(two_servers: list[str]) -> None:
     url = two_servers[0]
-    asyncio.run(_ready(url))
+    asyncio.run(wait_ready(url, 200))
     with httpx2.Client(timeout=5) as http:  # one keep-alive connection
         http.get(f"{url}/healthz")
         took = []

@@ -18,6 +18,7 @@ import redis
 from brain.settings import Settings
 from roles.cli.workers import MAX_AUTO_WORKERS, worker_count
 from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.serving import wait_ready
 
 BRAIN = str(Path(sys.executable).parent / "brain")
 
@@ -60,18 +61,6 @@ def _connections(pid: int, port: int) -> int:
             continue
         held += target.startswith("socket:[") and target[8:-1] in inodes
     return held
-
-
-async def _ready(url: str) -> None:
-    async with httpx2.AsyncClient(timeout=5) as http:
-        for _ in range(400):
-            try:
-                if (await http.get(f"{url}/readyz")).status_code == 200:
-                    return
-            except httpx2.TransportError:
-                pass
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"{url} never got ready")
 
 
 async def _forty_at_once(
@@ -119,7 +108,7 @@ def test_workers_share_a_port_a_rate_limit_and_revocation(
         assert "2 worker processes" in line, line
         url = line.split()[2]
         port = int(url.rsplit(":", 1)[1])
-        asyncio.run(_ready(url))
+        asyncio.run(wait_ready(url))
         workers = _children(server.pid)
         assert len(workers) == 2, workers
         headers = {"Authorization": f"Bearer {secret}"}
@@ -133,7 +122,7 @@ def test_workers_share_a_port_a_rate_limit_and_revocation(
                 break
             time.sleep(0.1)
         assert len(replaced) == 2 and workers[1] in replaced and workers[0] not in replaced, replaced
-        asyncio.run(_ready(url))
+        asyncio.run(wait_ready(url))
         key_id = secret.split("_")[1]
         revoked = subprocess.run(
             [BRAIN, "keys", "revoke", key_id], capture_output=True, text=True, env=env, timeout=60
