@@ -16,7 +16,9 @@ _TURN = "turn"
 
 
 def recall_doc(message: Message, seq: int | None = None) -> IndexedDoc:
-    """A turn as recall memory indexes it; with its `seq`, stored as a reference to the turn. Pure."""
+    """A turn as recall memory indexes it (an index of `turns`, `brain.search.storage.DocumentIndex`: its
+    text "speaker: content", its role its first tag); with its `seq`, stored as a reference to the turn.
+    Pure."""
     return IndexedDoc(
         id=message.id,
         text=f"{speaker(message)}: {message.content}",

@@ -74,7 +74,13 @@ class Tiers:
             await self.cold.present(user_id)
 
     def index(
-        self, base: str, *, dated: bool = False, reranked: bool = False, texts: TextSource | None = None
+        self,
+        base: str,
+        *,
+        dated: bool = False,
+        turns: bool = False,
+        reranked: bool = False,
+        texts: TextSource | None = None,
     ) -> SearchIndex:
         """The search index of namespace `base`, fusing this backend's vectors as `fusion` says; its
         documents' texts kept in `texts` when given."""
@@ -82,6 +88,7 @@ class Tiers:
             self.backend.index(base),
             texts=texts,
             dated=dated,
+            turns=turns,
             fusion=self.fusion,
             rerank=self.rerank if reranked else None,
             rerank_depth=self.rerank_depth,
@@ -95,7 +102,7 @@ class Tiers:
         """One conversation's recall memory (its documents' texts are the turns')."""
         texts = TurnTexts(self.conversations, Conversation(user_id=user_id, chat_id=chat_id))
         base = recall_base(self.prefix, user_id, chat_id)
-        return self.index(base, dated=True, reranked=True, texts=texts)
+        return self.index(base, dated=True, turns=True, reranked=True, texts=texts)
 
     def block_session(self, user_id: str | bytes, chat_id: str | bytes) -> BlockSessionStore:
         """One conversation's block memory storage (`memory.mode: blocks`)."""

@@ -15,6 +15,7 @@ from brain import telemetry
 from brain.errors import InputError, StoreError
 from brain.llm.rerank import Rerank
 from brain.search.analysis import Fusion, fuse, searchable
+from brain.search.fields import ROLE_WEIGHT, role_term
 from brain.search.filters import tag_list
 from brain.search.query import analyse_query, boost_span
 from brain.search.relative_dates import Span
@@ -36,6 +37,7 @@ class SearchIndex(DocumentIndex):
         store: IndexStore,
         *,
         dated: bool = False,
+        turns: bool = False,
         fusion: Fusion | None = None,
         per_term: int = 1_000,
         k1: float = 1.2,
@@ -45,7 +47,7 @@ class SearchIndex(DocumentIndex):
         rerank_depth: int = 20,
         texts: TextSource | None = None,
     ) -> None:
-        super().__init__(store, dated=dated, texts=texts)
+        super().__init__(store, dated=dated, turns=turns, texts=texts)
         self.fusion = fusion or Fusion()
         self.per_term, self.k1, self.b = per_term, k1, b
         self.depth = depth
@@ -78,8 +80,10 @@ class SearchIndex(DocumentIndex):
         The query is analysed as a question asked at `asked_at` (now when None; `analyse_query`): its
         question words are dropped, and the documents within the period its time words name ("last week",
         "昨天") are preferred, those without its words too (`boost_span`); a query naming only a period
-        lists that period's documents, newest first. Every BM25 ranking the store made for it is appended
-        to `rankings` when given (what the store read with it: `Ranking.generation`).
+        lists that period's documents, newest first. In an index of turns, a question in the first or
+        second person prefers the user's or the assistant's turns (`brain.search.fields`). Every BM25
+        ranking the store made for it is appended to `rankings` when given (what the store read with it:
+        `Ranking.generation`).
 
         With a reranker, the best `rerank_depth` hits of a query are reordered by it (scores are then the
         reranker's); a failing reranker is an `LLMError`."""
@@ -114,6 +118,8 @@ class SearchIndex(DocumentIndex):
     ) -> tuple[list[Hit], int]:
         analysed = analyse_query(query, asked_at)
         query_terms, span = analysed.weights, analysed.span
+        if self.turns and query_terms and analysed.role is not None:  # the role as a field: a preference
+            query_terms = {**query_terms, role_term(analysed.role): ROLE_WEIGHT}
         if (vector is not None or linked) and query.strip() and (query_terms or vector is not None):
             # without words to look for, the vector alone
             return await self._hybrid(

@@ -2,7 +2,9 @@
 content ("when", "whose"; 什么时候, 哪些, 曾经: "what", "which", 什么 are stop words already), a question
 asking "when" looks for passages telling a time (the term `DATED` of `brain.search.analysis`), and its
 time expressions ("last week", "昨天", "in March") become the period search prefers (`Span`, resolved
-against the moment the question was asked: `brain.search.relative_dates`). Documents are analysed as
+against the moment the question was asked: `brain.search.relative_dates`), and a question in the first
+or the second person addresses the user's or the assistant's turns (`brain.search.fields.addressed_role`,
+which an index of turns looks for). Documents are analysed as
 before: question words are dropped from queries only. Pure.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, tzinfo
 
 from brain.search.analysis import DATED, query_weights
+from brain.search.fields import addressed_role
 from brain.search.relative_dates import Span, time_span
 
 __all__ = ["PERIOD_WEIGHT", "TIME_BOOST", "WHEN_WEIGHT", "Query", "analyse_query", "boost_span"]
@@ -44,11 +47,13 @@ _ASKING = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A query's weighted terms, whether it asks "when", and the period it names (None: no time said)."""
+    """A query's weighted terms, whether it asks "when", the period it names (None: no time said) and the
+    role whose turns it is about (None: not said)."""
 
     weights: Mapping[str, float]
     when: bool = False
     span: Span | None = None
+    role: str | None = None
 
 
 def analyse_query(text: str, asked_at: float, *, tz: tzinfo = UTC) -> Query:
@@ -58,7 +63,7 @@ def analyse_query(text: str, asked_at: float, *, tz: tzinfo = UTC) -> Query:
     weights = query_weights(_ASKING.sub(" ", _WHEN.sub(" ", text)))
     if when and weights:
         weights = {**weights, DATED: WHEN_WEIGHT}
-    return Query(weights=weights, when=when, span=span)
+    return Query(weights=weights, when=when, span=span, role=addressed_role(text))
 
 
 def boost_span(

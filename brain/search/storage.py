@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 
 def _counts(doc: IndexedDoc, analysis: str) -> dict[str, int]:
-    return analysed(doc.text, doc.ts, analysis)
+    return analysed(doc.text, doc.ts, analysis, role=doc.tags[0] if doc.tags else "")
 
 
 class TextSource(Protocol):
@@ -43,20 +43,27 @@ class TextSource(Protocol):
 
 class DocumentIndex:
     """One namespace's documents (`store.base`, from `brain.keys`). A dated index (recall and archival
-    memory) indexes each document with its day in words before its text (`brain.search.dates`): lexically
-    and, through `indexed_text`, in what callers embed. With `texts`, documents are stored as references
-    and read back through it."""
+    memory) indexes each document's day in words (`brain.search.dates`) as a field of its own, weighed
+    apart (`brain.search.fields`), and puts it before the text in what callers embed (`indexed_text`).
+    An index of `turns` (recall memory: `brain.memory.recall.recall_doc`) is dated, and each document's
+    text starts with its speaker ("Maya: …") and its first tag is the speaker's role: both are fields too.
+    With `texts`, documents are stored as references and read back through it."""
 
-    def __init__(self, store: IndexStore, *, dated: bool = False, texts: TextSource | None = None) -> None:
+    def __init__(
+        self, store: IndexStore, *, dated: bool = False, turns: bool = False, texts: TextSource | None = None
+    ) -> None:
+        if turns and not dated:
+            raise InputError("an index of turns is dated: pass dated=True with turns=True")
         self.store = store
         self.base = store.base
-        self.dated = dated
+        self.dated, self.turns = dated, turns
         self.texts = texts
 
     @property
     def analysis(self) -> str:
-        """The analysis this index's postings are made with (`ANALYSIS`, and `d` when dated)."""
-        return ANALYSIS + ("d" if self.dated else "")
+        """The analysis this index's postings are made with (`ANALYSIS`; `w` after it when dated, `wt`
+        for turns: `brain.search.analyses`)."""
+        return ANALYSIS + ("wt" if self.turns else "w" if self.dated else "")
 
     def indexed_text(self, doc: IndexedDoc) -> str:
         """What is indexed (and what to embed) for `doc`: its text, headed by its day when dated."""

@@ -105,7 +105,7 @@ def test_the_single_character_probes_share_only_their_character() -> None:
 def test_every_known_analysis_gives_its_own_terms() -> None:
     ts, text = 1_644_192_000, "我家的猫咪 likes green tea"
     analysed = analyses.analysed
-    assert ANALYSIS == "4" and {"1", "2", "2d", "3", "3d", "4", "4d"} <= set(analyses.KNOWN)
+    assert ANALYSIS == "4" and {"1", "2", "2d", "3", "3d", "4", "4d", "4w", "4wt"} <= set(analyses.KNOWN)
     assert analysed(text, ts, "2") == dict(term_counts(text, chars=False))
     assert analysed(text, ts, "3") == dict(term_counts(text, level=3)) and "猫" in analysed(text, ts, "3")
     assert analysed(text, ts, "3d") == dict(term_counts(dated_text(text, ts), level=3))

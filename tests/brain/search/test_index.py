@@ -205,3 +205,27 @@ async def test_a_period_named_in_the_question_is_preferred(redis_client: aioredi
     with pytest.raises(InputError):
         await index.search("when?", asked_at=ASKED)
     await index.drop()
+
+
+async def test_an_index_of_turns_prefers_the_role_a_question_addresses(redis_client: aioredis.Redis) -> None:
+    """The same words from the user and from the assistant: a first-person question ranks the user's turn
+    first, a second-person one the assistant's, and one in neither person (or in a plain dated index)
+    leaves the tie to the ids. The role alone finds nothing."""
+    docs = [
+        IndexedDoc(id="a", text="Ann: tulips by the fence", tags=("user",), ts=100),
+        IndexedDoc(id="b", text="Assistant: tulips by the fence", tags=("assistant",), ts=100),
+    ]
+    turns = redis_index(redis_client, archival_base("brain", "turns"), dated=True, turns=True)
+    plain = redis_index(redis_client, archival_base("brain", "plain"), dated=True)
+    for index in (turns, plain):
+        await index.add_many(docs)
+    ranked = {
+        q: [h.doc.id for h in (await turns.search(q))[0]]
+        for q in ("What did I plant by the fence?", "What did you suggest by the fence?", "the fence")
+    }
+    assert list(ranked.values()) == [["a", "b"], ["b", "a"], ["a", "b"]]
+    assert [h.doc.id for h in (await plain.search("What did you suggest by the fence?"))[0]] == ["a", "b"]
+    with pytest.raises(InputError, match="nothing to search for"):
+        await turns.search("what are you?")
+    with pytest.raises(InputError, match="dated"):
+        SearchIndex(turns.store, turns=True)

@@ -16,7 +16,9 @@ from brain.keys import recall_base
 from brain.progress import PROGRESS_LOGGER, ProgressEvent
 from brain.search.analyses import terms_v1
 from brain.search.analysis import ANALYSIS, DATED
+from brain.search.fields import DATE_WEIGHT, role_term
 from brain.search.index import IndexedDoc
+from brain.search.storage import DocumentIndex
 from tests.support.stores import redis_index
 
 OLD = [
@@ -135,7 +137,7 @@ async def test_an_index_of_analysis_2_is_rebuilt_with_characters(
         IndexedDoc(id="t2", text="Bob: 我喜欢喝绿茶", ts=1_644_253_260),
     ]
     with monkeypatch.context() as patch:
-        patch.setattr("brain.search.storage.ANALYSIS", "2")
+        patch.setattr(DocumentIndex, "analysis", property(lambda _: "2d"))  # as version 0.2 named it
         old = redis_index(redis_client, base, dated=True)
         await old.add_many(docs)
         assert old.analysis == "2d" and (await old.search("猫"))[1] == 0
@@ -143,7 +145,7 @@ async def test_an_index_of_analysis_2_is_rebuilt_with_characters(
     index = redis_index(redis_client, base, dated=True)
     hits, total = await index.search("猫")
     assert [h.doc.id for h in hits] == ["t1"] and total == 1
-    assert await redis_client.hget(f"{base}:stats", "v") == f"{ANALYSIS}d/p4".encode()
+    assert await redis_client.hget(f"{base}:stats", "v") == f"{ANALYSIS}w/p4".encode()
     assert isinstance(index.store, RedisIndexStore) and (await index.store.postings("茶"))["t2"] == 1
     assert [h.doc.id for h in (await index.search("绿茶"))[0]] == ["t2"]
     assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []
@@ -160,13 +162,41 @@ async def test_an_index_of_analysis_3_is_rebuilt_with_irregular_verbs(
         IndexedDoc(id="t2", text="Bob: I buy bread", ts=1_644_253_260),
     ]
     with monkeypatch.context() as patch:
-        patch.setattr("brain.search.storage.ANALYSIS", "3")
+        patch.setattr(DocumentIndex, "analysis", property(lambda _: "3d"))
         old = redis_index(redis_client, base, dated=True)
         await old.add_many(docs)
         assert [h.doc.id for h in (await old.search("buy"))[0]] == ["t2"]
     index = redis_index(redis_client, base, dated=True)
     hits, _ = await index.search("Did Ann buy a kayak?")
     assert [h.doc.id for h in hits] == ["t1", "t2"]
-    assert await redis_client.hget(f"{base}:stats", "v") == f"{ANALYSIS}d/p4".encode()
+    assert await redis_client.hget(f"{base}:stats", "v") == f"{ANALYSIS}w/p4".encode()
     assert isinstance(index.store, RedisIndexStore) and set(await index.store.postings(DATED)) == {"t1"}
+    assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []
+
+
+async def test_a_recall_index_of_analysis_4d_is_rebuilt_with_fields(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Analysis "4d" had the day heading the text; rebuilt as an index of turns, the day's words count
+    `DATE_WEIGHT` times, each turn has its role's term, and a question in the first person prefers the
+    user's turn where the words alone tie."""
+    base = recall_base("brain", "ann", "v4")
+    docs = [
+        IndexedDoc(id="t1", text="Assistant: tulips by the fence", tags=("assistant",), ts=1_644_253_200),
+        IndexedDoc(id="t2", text="Ann: tulips by the fence", tags=("user",), ts=1_644_253_260),
+    ]
+    with monkeypatch.context() as patch:
+        patch.setattr(DocumentIndex, "analysis", property(lambda _: "4d"))
+        old = redis_index(redis_client, base, dated=True, turns=True)
+        await old.add_many(docs)
+        assert [h.doc.id for h in (await old.search("What did I plant by the fence?"))[0]] == ["t1", "t2"]
+    index = redis_index(redis_client, base, dated=True, turns=True)
+    assert index.analysis == f"{ANALYSIS}wt"
+    hits, _ = await index.search("What did I plant by the fence?")
+    assert [h.doc.id for h in hits] == ["t2", "t1"]
+    assert await redis_client.hget(f"{base}:stats", "v") == f"{ANALYSIS}wt/p4".encode()
+    assert isinstance(index.store, RedisIndexStore)
+    assert await index.store.postings("2022") == {"t1": DATE_WEIGHT, "t2": DATE_WEIGHT}
+    assert await index.store.postings(role_term("user")) == {"t2": 1}
+    assert await index.store.postings("ann") == {"t2": 1}
     assert await index.drop() == 2 and await redis_client.keys(f"{base}*") == []
