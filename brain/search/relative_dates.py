@@ -131,7 +131,7 @@ def _fixed(back: int) -> Callable[[re.Match[str], date], _Days]:
     return lambda m, d: _Days(d - timedelta(days=back), d - timedelta(days=back))
 
 
-_RULES: tuple[_Rule, ...] = (
+_CN_RULES: tuple[_Rule, ...] = (
     # Chinese first: a year with its month, then the longer words before the shorter ones inside them
     _rule(
         r"(?P<rel>([去今前])年)\s*(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?!\s*\d|\s*[一二三四五六七八九十]+\s*[日号])",
@@ -163,7 +163,9 @@ _RULES: tuple[_Rule, ...] = (
         lambda m, d: _named_month(d, _month_number(m[1]), None),
         remove=False,
     ),
-    # English
+)
+"""Every match of these holds a Chinese character: an ASCII text has none."""
+_EN_RULES: tuple[_Rule, ...] = (
     _rule(r"\b(?:the )?day before yesterday\b", _fixed(2)),
     _rule(r"\byesterday\b|\blast night\b", _fixed(1)),
     _rule(r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b", _fixed(0)),
@@ -195,6 +197,7 @@ _RULES: tuple[_Rule, ...] = (
         remove=False,
     ),
 )
+_RULES = (*_CN_RULES, *_EN_RULES)
 
 
 _ANY = re.compile(
@@ -215,14 +218,23 @@ def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | N
     today = datetime.fromtimestamp(asked_at, tz).date()
     masked, kept = text, list(text)
     found: list[_Days] = []
-    for pattern, resolve, remove in _RULES:
-        for match in pattern.finditer(masked):
+    for pattern, resolve, remove in _EN_RULES if text.isascii() else _RULES:
+        matches = list(pattern.finditer(masked))
+        if not matches:
+            continue
+        for match in matches:
             found.append(resolve(match, today))
             begin, end = (
                 match.span() if remove else match.span("rel") if "rel" in match.re.groupindex else (0, 0)
             )
             kept[begin:end] = " " * (end - begin)
-        masked = pattern.sub(lambda m: "\0" * len(m[0]), masked)  # not found again by a shorter rule
+        masked = (
+            "".join(  # each match masked, not found again by a shorter rule (as `pattern.sub` would)
+                masked[start : m.start()] + "\0" * (m.end() - m.start())
+                for start, m in zip([0] + [m.end() for m in matches], matches, strict=False)
+            )
+            + masked[matches[-1].end() :]
+        )
     if not found:
         return None, text
     first, last = min(d.first for d in found), max(d.last for d in found)

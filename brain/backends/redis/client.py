@@ -2,7 +2,8 @@
 fails raises `StoreError` (or `Refused`, a script's own refusal), never a raw client exception. Messages name
 the command, never a key (keys carry user ids).
 
-Also here: the pools that make commands wait their turn at the connection cap, first come, first served.
+The pool that makes commands wait their turn at the connection cap, first come, first served, and the lean
+command path are `brain.backends.redis.lean_pool`'s.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from brain.backends.redis.lean_pool import FairBlockingPool, lean_execute, observed, wait_turn
 from brain.backends.redis.lean_send import LeanConnection
 from brain.errors import ErasedError, StoreError
 from brain.logs import redact
@@ -144,6 +146,8 @@ class TranslatingRedis(aioredis.Redis):
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         try:
+            if self.connection is None and not self.single_connection_client and not observed():
+                return await lean_execute(self, args, options)  # redis-py's way, less its recorders
             return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
         except NoScriptError:
             raise
@@ -176,50 +180,6 @@ def client_kwargs(settings: RedisSettings, url: str) -> dict[str, Any]:
             if value is not None:
                 kwargs[name] = str(value)
     return kwargs
-
-
-async def _wait_turn(turns: asyncio.Semaphore, wait_s: float | None, cap: int) -> None:
-    """Take one of `cap` turns, first come, first served; a free one costs no timer. After `wait_s`
-    seconds of waiting, a `ConnectionError` that says which setting to raise."""
-    if not turns.locked():
-        await turns.acquire()  # free now: returns at once
-        return
-    try:
-        async with asyncio.timeout(wait_s):
-            await turns.acquire()
-    except TimeoutError:
-        raise RedisConnectionError(
-            f"No connection available: all {cap} connections stayed busy for {wait_s} s "
-            "(raise redis.max_connections or redis.pool_timeout)"
-        ) from None
-
-
-class FairBlockingPool(aioredis.ConnectionPool):
-    """A pool that, at its cap, makes commands wait (up to `timeout` seconds) first come, first served.
-
-    redis-py's own blocking pool lets a running task take a freed connection ahead of the ones waiting, so
-    under load a few waiters starve for seconds; here a FIFO semaphore hands connections out in order, and
-    a command that finds one free pays for no timer.
-    """
-
-    def __init__(self, *args: Any, timeout: float | None = 10.0, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.timeout = timeout
-        self._turns = asyncio.Semaphore(self.max_connections)
-
-    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
-        await _wait_turn(self._turns, self.timeout, self.max_connections)
-        try:
-            return await super().get_connection(*args, **kwargs)  # type: ignore[no-untyped-call]
-        except BaseException:
-            self._turns.release()
-            raise
-
-    async def release(self, connection: Any) -> None:
-        try:
-            await super().release(connection)
-        finally:
-            self._turns.release()
 
 
 class WaitingCluster(RedisCluster):
@@ -307,7 +267,7 @@ class WaitingCluster(RedisCluster):
             yield
             return
         try:
-            await _wait_turn(self._gate, self._pool_timeout, self._cap)
+            await wait_turn(self._gate, self._pool_timeout, self._cap)
         except RedisConnectionError as exc:  # waited long enough: not tried again
             raise _translated(command, exc) from exc
         token = _HOLDING.set(True)

@@ -1,4 +1,5 @@
-"""`LeanConnection`: redis-py's TCP connection, whose commands are sent without a task of their own.
+"""`LeanConnection`: redis-py's TCP connection, whose commands are sent without a task of their own and
+packed in one pass.
 
 redis-py sends every command under `asyncio.wait_for(..., socket_timeout)`, which makes a task and a timer
 for a write that nearly always leaves at once (a small command on an idle socket). Here the command is
@@ -6,12 +7,16 @@ written first; only when the transport could not send all of it (its buffer hold
 have to wait for room) is the wait bounded by `socket_timeout`, as redis-py bounds it. Everything else
 (health checks, connecting, failures and what they become) is redis-py's: its errors are raised the same,
 and a connection that failed mid-write is closed, as redis-py closes it.
+
+A command's bytes are the ones redis-py's `pack_command` makes, built in one buffer; a command with a large or
+memoryview argument (which redis-py sends in pieces, to avoid copying it) is packed by redis-py.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from typing import Any
 
 from redis.asyncio.connection import Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -22,6 +27,34 @@ __all__ = ["LeanConnection"]
 
 class LeanConnection(Connection):
     """A TCP connection whose writes that need no waiting cost no task (see the module)."""
+
+    def pack_command(self, *args: Any) -> list[bytes]:
+        first = args[0]
+        if isinstance(first, str):
+            words = first.encode().split()
+            rest = args[1:]
+        elif isinstance(first, bytes) and b" " not in first:
+            words, rest = [first], args[1:]
+        else:  # a float (refused), bytes with spaces, another type: as redis-py packs it
+            return super().pack_command(*args)
+        encoder, cutoff = self.encoder, self._buffer_cutoff
+        encoding, errors = encoder.encoding, encoder.encoding_errors
+        parts = [b"*%d\r\n" % (len(words) + len(rest))]
+        for word in words:
+            parts += (b"$%d\r\n" % len(word), word, b"\r\n")
+        for arg in rest:
+            kind = type(arg)
+            if kind is bytes:
+                data = arg
+            else:
+                data = arg.encode(encoding, errors) if kind is str else encoder.encode(arg)  # type: ignore[no-untyped-call]
+            if type(data) is not bytes or len(data) > cutoff:
+                return super().pack_command(*args)
+            parts += (b"$%d\r\n" % len(data), data, b"\r\n")
+        packed = b"".join(parts)
+        if len(packed) > cutoff:  # redis-py's would come in pieces: the same bytes, as it cuts them
+            return super().pack_command(*args)
+        return [packed]
 
     async def send_packed_command(
         self, command: bytes | str | Iterable[bytes], check_health: bool = True
