@@ -20,7 +20,7 @@ from brain.search.filters import tag_list
 from brain.search.query import analyse_query, boost_span
 from brain.search.relative_dates import Span
 from brain.search.storage import DocumentIndex, TextSource
-from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
+from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking, SpanRanking
 
 __all__ = ["Hit", "IndexedDoc", "SearchIndex"]
 
@@ -162,15 +162,30 @@ class SearchIndex(DocumentIndex):
         if low is None or high is None or low > high:
             return await self._page(query_terms, tag_list, start, end, offset, limit, rankings)
         depth = max(offset, 0) + max(limit, 0)
-        (ranked, total), (within, inside), period, n_docs = await asyncio.gather(
-            self._page(query_terms, tag_list, start, end, 0, depth, rankings),
-            self._page(query_terms, tag_list, low, high, 0, depth, rankings),
-            self.store.allowed(tag_list, low, high),
-            self.store.count(),
-        )
-        period = period or set()
-        fused = boost_span(ranked, within, period=period, n_docs=n_docs)
-        return fused[max(offset, 0) : depth], total + len(period) - inside
+
+        async def run() -> SpanRanking | None:
+            return await self.store.rank_span(
+                query_terms,
+                tags=tag_list,
+                start=start,
+                end=end,
+                low=low,
+                high=high,
+                depth=depth,
+                analysis=self.analysis,
+                per_term=self.per_term,
+                k1=self.k1,
+                b=self.b,
+            )
+
+        found = await self._current(run, lambda r: r is None)
+        if found is None:
+            raise StoreError(f"{self.base} is still built by another analysis after a rebuild")
+        if rankings is not None:
+            rankings += [found.ranking, found.within]
+        ranked, within = list(found.ranking.hits), list(found.within.hits)
+        fused = boost_span(ranked, within, period=found.period, n_docs=found.n_docs)
+        return fused[max(offset, 0) : depth], found.ranking.total + len(found.period) - found.within.total
 
     async def _page(
         self,

@@ -27,6 +27,7 @@ __all__ = [
     "IndexStore",
     "IndexedDoc",
     "Ranking",
+    "SpanRanking",
 ]
 
 MAX_TF = 255
@@ -92,6 +93,17 @@ class Ranking:
     generation: int | None = field(default=None, compare=False)
 
 
+@dataclass(frozen=True, slots=True)
+class SpanRanking:
+    """What a question naming a period needs (`IndexStore.rank_span`): its ranking within the filters, its
+    ranking within the period, the period's ids and the namespace's document count, read at one moment."""
+
+    ranking: Ranking
+    within: Ranking
+    period: frozenset[str]
+    n_docs: int
+
+
 @runtime_checkable
 class IndexStore(Protocol):
     """One namespace's documents (`base`, from `brain.keys`). Every method raises `StoreError` when the
@@ -131,6 +143,27 @@ class IndexStore(Protocol):
         carrying one of `tags` (any, when none are given) and timed within [start, end] are kept; the page
         [offset, offset + limit) of the ranking comes back. None when the postings were made by another
         analysis."""
+        ...
+
+    async def rank_span(
+        self,
+        terms: Mapping[str, float],
+        *,
+        tags: Sequence[str],
+        start: float | None,
+        end: float | None,
+        low: float,
+        high: float,
+        depth: int,
+        analysis: str,
+        per_term: int,
+        k1: float,
+        b: float,
+    ) -> SpanRanking | None:
+        """A question naming the period [low, high], at once (one atomic call where the store can): the
+        first `depth` of `rank` within the filters and of `rank` within [low, high], the ids timed within
+        [low, high] carrying one of `tags` (when given) and the namespace's document count. None when the
+        postings were made by another analysis."""
         ...
 
     async def docs(self, ids: Sequence[str]) -> list[IndexedDoc]:

@@ -20,7 +20,16 @@ from typing import Any
 from brain.backends.memory.keyspace import Keyspace
 from brain.progress import Progress, ProgressLog, report
 from brain.search.vectors import Snapshot
-from brain.storage.index import MAX_LENGTH, MAX_TF, STALE, Counts, IndexedDoc, IndexEntry, Ranking
+from brain.storage.index import (
+    MAX_LENGTH,
+    MAX_TF,
+    STALE,
+    Counts,
+    IndexedDoc,
+    IndexEntry,
+    Ranking,
+    SpanRanking,
+)
 
 __all__ = ["MemoryIndexStore"]
 
@@ -227,6 +236,32 @@ class MemoryIndexStore:
         first = max(offset, 0)
         page = hits[first : first + max(limit, 0)]
         return Ranking(total=len(hits), hits=tuple((i, _lua_number(s)) for i, s in page))
+
+    async def rank_span(
+        self,
+        terms: Mapping[str, float],
+        *,
+        tags: Sequence[str],
+        start: float | None,
+        end: float | None,
+        low: float,
+        high: float,
+        depth: int,
+        analysis: str,
+        per_term: int,
+        k1: float,
+        b: float,
+    ) -> SpanRanking | None:
+        options: dict[str, Any] = {"offset": 0, "limit": depth, "analysis": analysis, "per_term": per_term}
+        options |= {"tags": tags, "k1": k1, "b": b}
+        ranking = await self.rank(terms, start=start, end=end, **options)  # none of these yields: one moment
+        within = await self.rank(terms, start=low, end=high, **options)
+        if ranking is None or within is None:
+            return None
+        period = await self.allowed(tags, low, high) or set()
+        return SpanRanking(
+            ranking=ranking, within=within, period=frozenset(period), n_docs=await self.count()
+        )
 
     async def docs(self, ids: Sequence[str]) -> list[IndexedDoc]:
         state = self._state()

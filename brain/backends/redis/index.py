@@ -19,13 +19,13 @@ from redis.asyncio.cluster import RedisCluster
 
 from brain.backends.redis.client import RedisClient
 from brain.backends.redis.fence import Fencing, fenced
-from brain.backends.redis.index_reads import ALLOWED, BY_TIME, DOCS, SEARCH
+from brain.backends.redis.index_reads import ALLOWED, BY_TIME, DOCS, SEARCH, SEARCH_SPAN
 from brain.backends.redis.index_scripts import ADD, DELETE, LAYOUT, PARTS
 from brain.backends.redis.rebuild import rebuild
 from brain.backends.redis.vectors import VectorCache
 from brain.progress import Progress
 from brain.search.filters import text
-from brain.storage.index import Counts, IndexedDoc, IndexEntry, Ranking
+from brain.storage.index import Counts, IndexedDoc, IndexEntry, Ranking, SpanRanking
 from brain.telemetry import TracedScript
 
 __all__ = ["IndexScripts", "RedisIndexStore", "layout_version", "unpack_postings"]
@@ -73,6 +73,7 @@ class IndexScripts:
         self.add = TracedScript(client.register_script(fenced(ADD)), "index.add")
         self.delete = TracedScript(client.register_script(fenced(DELETE)), "index.delete")
         self.search = TracedScript(client.register_script(SEARCH), "index.search")
+        self.search_span = TracedScript(client.register_script(SEARCH_SPAN), "index.search_span")
         self.docs = TracedScript(client.register_script(DOCS), "index.docs")
         self.allowed = TracedScript(client.register_script(ALLOWED), "index.allowed")
         self.by_time = TracedScript(client.register_script(BY_TIME), "index.by_time")
@@ -186,6 +187,54 @@ class RedisIndexStore:
         generation, flat = int(found[0]), found[1:]
         hits = zip([text(x) for x in flat[0::2]], map(float, flat[1::2]), strict=True)
         return Ranking(total=int(total), hits=tuple(hits), generation=generation)
+
+    async def rank_span(
+        self,
+        terms: Mapping[str, float],
+        *,
+        tags: Sequence[str],
+        start: float | None,
+        end: float | None,
+        low: float,
+        high: float,
+        depth: int,
+        analysis: str,
+        per_term: int,
+        k1: float,
+        b: float,
+    ) -> SpanRanking | None:
+        words = sorted(terms)
+        args: list[Any] = [
+            " ".join(words),
+            " ".join(tags),
+            per_term,
+            k1,
+            b,
+            _low(start),
+            _high(end),
+            max(depth, 0),
+            layout_version(analysis),
+            " ".join(repr(float(terms[w])) for w in words),
+            low,
+            high,
+        ]
+        found = await self._scripts.search_span(keys=[self._key("docs")], args=args)
+        if int(found[0]) < 0:
+            return None
+        generation, n_docs, total, hits, inside, hits_within, periods = (int(x) for x in found[:7])
+        flat = found[7:]
+
+        def pairs(at: int, count: int) -> tuple[tuple[str, float], ...]:
+            part = flat[at : at + 2 * count]
+            return tuple(zip([text(x) for x in part[0::2]], map(float, part[1::2]), strict=True))
+
+        within_at = 2 * hits
+        return SpanRanking(
+            ranking=Ranking(total=total, hits=pairs(0, hits), generation=generation),
+            within=Ranking(total=inside, hits=pairs(within_at, hits_within), generation=generation),
+            period=frozenset(text(x) for x in flat[within_at + 2 * hits_within :][:periods]),
+            n_docs=n_docs,
+        )
 
     async def postings(self, term: str) -> dict[str, int]:
         """A term's postings as ids and term frequencies (for inspection and tests)."""

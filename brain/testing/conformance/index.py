@@ -210,6 +210,45 @@ class IndexStoreConformance(BackendSuite):
         assert await _rank(store, {"tea": 1.0}, analysis=NEW) is None
         assert await _rank(store, {"unknown": 1.0}) == Ranking(total=0)
 
+    async def test_rank_span_is_both_rankings_the_period_and_the_count_at_once(
+        self, backend: Backend
+    ) -> None:
+        store = _index(backend, "span")
+        docs = [("d100", {"tea": 1}, 100.0, ("red",)), ("d200", {"tea": 2}, 200.0, ("red",))]
+        docs += [("d300", {"cake": 1}, 300.0, ("red",)), ("d400", {"tea": 3}, 400.0, ("blue",))]
+        await store.add([_entry(i, c, ts=ts, tags=t) for i, c, ts, t in docs], OLD)
+        given: dict[str, Any] = {"analysis": OLD, "per_term": 1_000, "k1": 1.2, "b": 0.75}
+        found = await store.rank_span(
+            {"tea": 1.0}, tags=["red"], start=150.0, end=None, low=150.0, high=350.0, depth=1, **given
+        )
+        assert found is not None and found.n_docs == 4 and found.period == {"d200", "d300"}
+        assert found.ranking == await _rank(store, {"tea": 1.0}, tags=["red"], start=150.0, limit=1)
+        assert found.within == await _rank(store, {"tea": 1.0}, tags=["red"], start=150.0, end=350.0, limit=1)
+        assert found.ranking.total == 1 and found.ranking.hits[0][0] == "d200"
+        everything = await store.rank_span(
+            {"tea": 1.0}, tags=[], start=None, end=None, low=0.0, high=250.0, depth=10, **given
+        )
+        assert everything is not None and everything.period == {"d100", "d200"}
+        assert [i for i, _ in everything.ranking.hits] == ["d400", "d200", "d100"]
+        assert [i for i, _ in everything.within.hits] == ["d200", "d100"] and everything.within.total == 2
+        assert (
+            await store.rank_span(
+                {"tea": 1.0},
+                tags=[],
+                start=None,
+                end=None,
+                low=0.0,
+                high=1.0,
+                depth=10,
+                **given | {"analysis": NEW},
+            )
+            is None
+        )
+        empty = await _index(backend, "span-empty").rank_span(
+            {"tea": 1.0}, tags=[], start=None, end=None, low=0.0, high=1.0, depth=10, **given
+        )
+        assert empty is not None and empty.n_docs == 0 and not empty.period and empty.ranking.total == 0
+
     async def test_docs_in_order_without_missing(self, backend: Backend) -> None:
         store = _index(backend, "docs")
         entries = [_entry(i, {"tea": 1}) for i in ("a", "b", "c")]
