@@ -123,3 +123,10 @@ class ApiKeyStore(Protocol):
         count is at most `limit`; `retry_after` is the seconds (at least 1) until the window ends. The key
         need not exist; a malformed id is an `InputError`."""
         ...
+
+    async def verify_counted(
+        self, secret: str, limit: int, window_seconds: int
+    ) -> tuple[ApiKey | None, RateVerdict | None]:
+        """`verify`, then `hit` for the key found when `limit` is set: the key (None as `verify`) and its
+        verdict (None when no key or no limit). A request of an unknown key counts nothing."""
+        ...

@@ -25,6 +25,7 @@ from brain.settings import Settings
 from brain.wire import Health, Readiness
 from roles.assistant import Assistant
 from roles.failures import answer, invalid_fields
+from roles.http.chat_stream import LeanChat
 from roles.http.docs import install_docs
 from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
 from roles.http.routes import router
@@ -84,6 +85,7 @@ def create_app(
     )
     install_docs(app)
 
+    app.router.routes.insert(0, LeanChat(app.router))  # a streamed POST /v1/chat; the rest to `chat`
     app.router.routes.append(Route("/mcp", endpoint=_Late(holder), methods=["GET", "POST", "DELETE"]))
     app.include_router(router)
     app.include_router(stats_router)

@@ -57,19 +57,19 @@ async def authenticate(
         raise Refusal(
             401, "an API key is needed: Authorization: Bearer <key>", {"WWW-Authenticate": "Bearer"}
         )
-    key = await keys.verify(secret.strip())
+    key, verdict = await keys.verify_counted(
+        secret.strip(), settings.rate_limit, settings.rate_window_seconds
+    )
     if key is None:
         await _failed(keys, settings, client)
         raise Refusal(401, "unknown or revoked API key", _BEARER)
-    if settings.rate_limit:
-        verdict = await keys.hit(key.id, settings.rate_limit, settings.rate_window_seconds)
-        if not verdict.allowed:
-            telemetry.count_error("rate_limit")
-            raise Refusal(
-                429,
-                f"rate limit: {settings.rate_limit} requests per {settings.rate_window_seconds} s per key",
-                {"Retry-After": str(verdict.retry_after)},
-            )
+    if verdict is not None and not verdict.allowed:
+        telemetry.count_error("rate_limit")
+        raise Refusal(
+            429,
+            f"rate limit: {settings.rate_limit} requests per {settings.rate_window_seconds} s per key",
+            {"Retry-After": str(verdict.retry_after)},
+        )
     return service.Scope(user=key.user, agent=key.agent, actor=f"key:{key.id}"), key
 
 

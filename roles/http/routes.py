@@ -3,14 +3,12 @@ key reaches inside its user is `roles.access`'s rule, which every `MemoryService
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 
-from brain.errors import BrainError, InputError
+from brain.errors import InputError
 from brain.memory.core import Block
 from brain.memory.erasure import ErasureReport
 from brain.memory.transfer import ConversationExport
@@ -35,7 +33,7 @@ from brain.wire import (
     UsageReport,
 )
 from brain.wire.requests import Tag
-from roles.failures import answer
+from roles.http.chat_stream import sse_events
 from roles.http.guard import authenticate
 from roles.service import MemoryService, Scope, as_of_time
 
@@ -78,10 +76,6 @@ def _when(as_of: str | None) -> float | None:
     return as_of_time(as_of) if as_of else None
 
 
-def _sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
-
-
 @router.get("/me", tags=["keys"])
 async def me(scope: Tenant) -> Me:
     """Whose memory this key reaches."""
@@ -108,23 +102,8 @@ async def chat(
     except BaseException:
         await pieces.aclose()
         raise
-
-    async def events() -> AsyncIterator[bytes]:
-        said = [first] if first is not None else []
-        try:
-            if first is not None:
-                yield _sse("delta", {"text": first})
-            async for piece in pieces:
-                said.append(piece)
-                yield _sse("delta", {"text": piece})
-        except BrainError as exc:
-            yield _sse("error", answer(exc)[1])
-            return
-        finally:
-            await pieces.aclose()
-        yield _sse("done", {"chat_id": body.chat_id, "text": "".join(said)})
-
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+    events = sse_events(first, pieces, body.chat_id)
+    return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
 
 @router.post("/memories", tags=["memories"], status_code=202)

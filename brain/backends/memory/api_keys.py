@@ -60,6 +60,14 @@ class MemoryApiKeyStore:
             self._active.pop(self._digests.pop(key_id), None)
         return len(gone)
 
+    async def verify_counted(
+        self, secret: str, limit: int, window_seconds: int
+    ) -> tuple[ApiKey | None, RateVerdict | None]:
+        key = await self.verify(secret)
+        if key is None or not limit:
+            return key, None
+        return key, await self.hit(key.id, limit, window_seconds)
+
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         now = time.time()
         window, retry = rate_window(now, window_seconds)

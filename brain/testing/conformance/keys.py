@@ -154,3 +154,29 @@ class ApiKeyStoreConformance(BackendSuite):
         for key_id in ("", "abc:def", "k-*", "😀"):
             with pytest.raises(InputError):
                 await backend.api_keys.hit(key_id, 1, 60)
+
+    async def test_verify_counted_is_verify_then_hit(self, backend: Backend) -> None:
+        key, secret = await backend.api_keys.create("k-counted")
+        other, _ = await backend.api_keys.create("k-counted")
+        verdicts = [await backend.api_keys.verify_counted(secret, 2, _LONG_WINDOW) for _ in range(3)]
+        assert [k for k, _ in verdicts] == [key, key, key]
+        assert [(v.allowed, v.count) for _, v in verdicts if v is not None] == [
+            (True, 1),
+            (True, 2),
+            (False, 3),
+        ]
+        assert all(v is not None and 1 <= v.retry_after <= _LONG_WINDOW for _, v in verdicts)
+        assert (await backend.api_keys.hit(key.id, 10, _LONG_WINDOW)).count == 4  # the same counter
+        assert (await backend.api_keys.hit(other.id, 10, _LONG_WINDOW)).count == 1
+        assert await backend.api_keys.verify_counted(secret, 0, _LONG_WINDOW) == (key, None)  # no limit
+        assert (await backend.api_keys.hit(key.id, 10, _LONG_WINDOW)).count == 5  # nothing counted
+
+    async def test_verify_counted_counts_nothing_for_a_refused_secret(self, backend: Backend) -> None:
+        key, secret = await backend.api_keys.create("k-counted-refused")
+        await backend.api_keys.revoke(key.id)
+        fresh, fresh_secret = await backend.api_keys.create("k-counted-refused")
+        forged = f"{KEY_PREFIX}{fresh.id}_{fresh_secret[-10:]}"  # the right id, the wrong secret
+        for wrong in (secret, forged, fresh_secret + "x", f"{KEY_PREFIX}{fresh.id}", "bk_🧠_密钥", "", "bk_"):
+            assert await backend.api_keys.verify_counted(wrong, 5, _LONG_WINDOW) == (None, None), wrong
+        assert (await backend.api_keys.hit(key.id, 10, _LONG_WINDOW)).count == 1
+        assert (await backend.api_keys.hit(fresh.id, 10, _LONG_WINDOW)).count == 1

@@ -17,6 +17,7 @@ from brain.storage.conversation import Conversation
 from brain.testing import ScriptedLLM
 from brain.testing.conformance.erasure import ErasureStoreConformance
 from brain.testing.conformance.fact_writes import FactWriteConformance
+from brain.testing.conformance.keys import ApiKeyStoreConformance
 from brain.testing.conformance.queue import FactQueueConformance
 from tests.support.cluster import cluster_ports
 from tests.support.servers import RedisServerProcess
@@ -217,6 +218,10 @@ class TestQueueOnACluster(OnACluster, FactQueueConformance):
 
 class TestFactWritesOnACluster(OnACluster, FactWriteConformance):
     """A fact, its search entry, provenance and change counter share the user's slot: one script."""
+
+
+class TestApiKeysOnACluster(OnACluster, ApiKeyStoreConformance):
+    """A key's lookup and its rate counter are in two slots: two calls, never one script across them."""
 
 
 async def test_wait_replicas_goes_to_the_writes_own_node_on_a_cluster(
