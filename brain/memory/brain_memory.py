@@ -280,7 +280,15 @@ class BrainMemory(BaseModel):
     def history_tokens(self) -> list[int]:
         """Token cost of each turn in `history`, as stored (no re-counting)."""
         tokens = self._tokens  # private attributes are slow to reach in pydantic: once, not per turn
-        return [tokens.get(m.id) or self.tokenizer.count_turn(m.content) for m in self.history]
+        counted: list[int] = []
+        tokenizer: Tokenizer | None = None  # reached only for a turn stored without its count
+        for message in self.history:
+            n = tokens.get(message.id)
+            if not n:
+                tokenizer = tokenizer or self.tokenizer
+                n = tokenizer.count_turn(message.content)
+            counted.append(n)
+        return counted
 
     @property
     def is_history_available(self) -> bool:

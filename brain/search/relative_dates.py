@@ -8,6 +8,7 @@ analysis matches it to the day heading each dated document already. Pure.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -215,7 +216,13 @@ def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | N
     the day heading dated documents). Pure."""
     if not _ANY.search(text):
         return None, text
-    today = datetime.fromtimestamp(asked_at, tz).date()
+    return _on_day(text, datetime.fromtimestamp(asked_at, tz).date(), tz)
+
+
+@functools.lru_cache(maxsize=4_096)
+def _on_day(text: str, today: date, tz: tzinfo) -> tuple[Span | None, str]:
+    """`time_span` asked on `today`: the same question asked again that day (by every search of a turn,
+    by the next user) is resolved once."""
     masked, kept = text, list(text)
     found: list[_Days] = []
     for pattern, resolve, remove in _EN_RULES if text.isascii() else _RULES:

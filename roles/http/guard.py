@@ -103,10 +103,12 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        refusal = Refusal(413, f"the request body is over serve.max_body_bytes = {self.limit:,} bytes")
-        declared = dict(scope.get("headers", ())).get(b"content-length")
+        declared = None
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                declared = value  # the last one, as a dict of the headers has it
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await refusal.response()(scope, receive, send)
+            await self.refusal().response()(scope, receive, send)
             return
         seen = 0
         started = refused = False
@@ -119,7 +121,7 @@ class BodyLimit:
                 if seen > self.limit:
                     if not started and not refused:  # answer now: the app may catch what is raised
                         refused = True
-                        await refusal.response()(scope, receive, send)
+                        await self.refusal().response()(scope, receive, send)
                     raise _TooLarge
             return message
 
@@ -132,6 +134,9 @@ class BodyLimit:
 
         with contextlib.suppress(_TooLarge):
             await self.app(scope, counted, sending)
+
+    def refusal(self) -> Refusal:
+        return Refusal(413, f"the request body is over serve.max_body_bytes = {self.limit:,} bytes")
 
 
 def mcp_guard(app: ASGIApp, keys: ApiKeyStore, settings: ServeSettings) -> ASGIApp:
