@@ -445,6 +445,7 @@ _INDEX_PARTS = {"docs": "documents", "num": "documents", "len": "postings", "pos
                 "stats": "postings", "vec": "vectors", "vseq": "vectors"}  # fmt: skip
 
 
+@functools.lru_cache(maxsize=65_536)  # read each time a namespace's index is opened (several per turn)
 def key_family(key: str) -> str:
     """What a key of `brain.keys` holds, for storage accounting: its namespace's kind (`conversation`,
     `recall`, `archival`, `facts`, `graph`, `blocks`, `core`, `procedures`, `queue`, ...) and, inside a
