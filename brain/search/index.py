@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from brain import telemetry
 from brain.errors import InputError, StoreError
@@ -20,9 +21,11 @@ from brain.search.filters import tag_list
 from brain.search.query import analyse_query, boost_span
 from brain.search.relative_dates import Span
 from brain.search.storage import DocumentIndex, TextSource
-from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking, SpanRanking
+from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
 
 __all__ = ["Hit", "IndexedDoc", "SearchIndex"]
+
+T = TypeVar("T")
 
 
 class SearchIndex(DocumentIndex):
@@ -163,8 +166,8 @@ class SearchIndex(DocumentIndex):
             return await self._page(query_terms, tag_list, start, end, offset, limit, rankings)
         depth = max(offset, 0) + max(limit, 0)
 
-        async def run() -> SpanRanking | None:
-            return await self.store.rank_span(
+        found = await self._ranking(
+            lambda: self.store.rank_span(
                 query_terms,
                 tags=tag_list,
                 start=start,
@@ -172,15 +175,9 @@ class SearchIndex(DocumentIndex):
                 low=low,
                 high=high,
                 depth=depth,
-                analysis=self.analysis,
-                per_term=self.per_term,
-                k1=self.k1,
-                b=self.b,
+                **self._bm25,
             )
-
-        found = await self._current(run, lambda r: r is None)
-        if found is None:
-            raise StoreError(f"{self.base} is still built by another analysis after a rebuild")
+        )
         if rankings is not None:
             rankings += [found.ranking, found.within]
         ranked, within = list(found.ranking.hits), list(found.within.hits)
@@ -197,26 +194,32 @@ class SearchIndex(DocumentIndex):
         limit: int,
         rankings: list[Ranking] | None = None,
     ) -> tuple[list[tuple[str, float]], int]:
-        async def run() -> Ranking | None:
-            return await self.store.rank(
+        ranking = await self._ranking(
+            lambda: self.store.rank(
                 query_terms,
                 tags=tag_list,
                 start=start,
                 end=end,
                 offset=max(offset, 0),
                 limit=max(limit, 0),
-                analysis=self.analysis,
-                per_term=self.per_term,
-                k1=self.k1,
-                b=self.b,
+                **self._bm25,
             )
-
-        ranking = await self._current(run, lambda r: r is None)
-        if ranking is None:
-            raise StoreError(f"{self.base} is still built by another analysis after a rebuild")
+        )
         if rankings is not None:
             rankings.append(ranking)
         return list(ranking.hits), ranking.total
+
+    @property
+    def _bm25(self) -> dict[str, Any]:
+        """The store's ranking options: the analysis and BM25's parameters."""
+        return {"analysis": self.analysis, "per_term": self.per_term, "k1": self.k1, "b": self.b}
+
+    async def _ranking(self, read: Callable[[], Awaitable[T | None]]) -> T:
+        """`read()`'s answer, after a rebuild when the namespace was built by another analysis."""
+        found = await self._current(read, lambda r: r is None)
+        if found is None:
+            raise StoreError(f"{self.base} is still built by another analysis after a rebuild")
+        return found
 
     async def vector_search(
         self,

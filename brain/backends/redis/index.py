@@ -65,6 +65,40 @@ def _high(end: float | None) -> float:
     return 1e308 if end is None else end
 
 
+def _search_args(
+    terms: Mapping[str, float],
+    tags: Sequence[str],
+    start: float | None,
+    end: float | None,
+    offset: int,
+    limit: int,
+    analysis: str,
+    per_term: int,
+    k1: float,
+    b: float,
+) -> list[Any]:
+    """The arguments of the search scripts (`SEARCH`; `SEARCH_SPAN` takes the period after them). Pure."""
+    words = sorted(terms)
+    return [
+        " ".join(words),
+        " ".join(tags),
+        per_term,
+        k1,
+        b,
+        _low(start),
+        _high(end),
+        max(offset, 0),
+        max(limit, 0),
+        layout_version(analysis),
+        " ".join(repr(float(terms[w])) for w in words),
+    ]
+
+
+def _pairs(flat: Sequence[Any]) -> tuple[tuple[str, float], ...]:
+    """A script's id, score, id, score, ... as (id, score) pairs."""
+    return tuple(zip([text(x) for x in flat[0::2]], map(float, flat[1::2]), strict=True))
+
+
 class IndexScripts:
     """The index's Lua scripts registered on one client, and the process's vector snapshots; build once
     and share between namespaces."""
@@ -167,26 +201,12 @@ class RedisIndexStore:
         k1: float,
         b: float,
     ) -> Ranking | None:
-        words = sorted(terms)
-        args: list[Any] = [
-            " ".join(words),
-            " ".join(tags),
-            per_term,
-            k1,
-            b,
-            _low(start),
-            _high(end),
-            max(offset, 0),
-            max(limit, 0),
-            layout_version(analysis),
-            " ".join(repr(float(terms[w])) for w in words),
-        ]
+        args = _search_args(terms, tags, start, end, offset, limit, analysis, per_term, k1, b)
         total, *found = await self._scripts.search(keys=[self._key("docs")], args=args)
         if int(total) < 0:
             return None
         generation, flat = int(found[0]), found[1:]
-        hits = zip([text(x) for x in flat[0::2]], map(float, flat[1::2]), strict=True)
-        return Ranking(total=int(total), hits=tuple(hits), generation=generation)
+        return Ranking(total=int(total), hits=_pairs(flat), generation=generation)
 
     async def rank_span(
         self,
@@ -203,36 +223,17 @@ class RedisIndexStore:
         k1: float,
         b: float,
     ) -> SpanRanking | None:
-        words = sorted(terms)
-        args: list[Any] = [
-            " ".join(words),
-            " ".join(tags),
-            per_term,
-            k1,
-            b,
-            _low(start),
-            _high(end),
-            max(depth, 0),
-            layout_version(analysis),
-            " ".join(repr(float(terms[w])) for w in words),
-            low,
-            high,
-        ]
+        args = [*_search_args(terms, tags, start, end, 0, depth, analysis, per_term, k1, b), low, high]
         found = await self._scripts.search_span(keys=[self._key("docs")], args=args)
         if int(found[0]) < 0:
             return None
         generation, n_docs, total, hits, inside, hits_within, periods = (int(x) for x in found[:7])
-        flat = found[7:]
-
-        def pairs(at: int, count: int) -> tuple[tuple[str, float], ...]:
-            part = flat[at : at + 2 * count]
-            return tuple(zip([text(x) for x in part[0::2]], map(float, part[1::2]), strict=True))
-
-        within_at = 2 * hits
+        ranked, rest = found[7 : 7 + 2 * hits], found[7 + 2 * hits :]
+        within, period = rest[: 2 * hits_within], rest[2 * hits_within :][:periods]
         return SpanRanking(
-            ranking=Ranking(total=total, hits=pairs(0, hits), generation=generation),
-            within=Ranking(total=inside, hits=pairs(within_at, hits_within), generation=generation),
-            period=frozenset(text(x) for x in flat[within_at + 2 * hits_within :][:periods]),
+            ranking=Ranking(total=total, hits=_pairs(ranked), generation=generation),
+            within=Ranking(total=inside, hits=_pairs(within), generation=generation),
+            period=frozenset(text(x) for x in period),
             n_docs=n_docs,
         )
 

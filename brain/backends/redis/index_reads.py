@@ -192,6 +192,18 @@ local function weights_of(spaced)
   for w in string.gmatch(spaced or '', '%S+') do weights[#weights + 1] = tonumber(w) end
   return weights
 end
+-- A search of ARGV as SEARCH lays it out: nil when the index was built by another analysis; else the
+-- namespace's generation, its document count and (with documents) the scores and their order.
+local function searched()
+  if not current(ARGV[10], false) then return nil end
+  local generation = tonumber(redis.call('GET', key('gen')) or '0')
+  local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
+  if n == 0 then return generation, 0 end
+  local lens = redis.call('GET', key('lens')) or ''
+  local per_term, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+  local scores, order = scored(ARGV[1], weights_of(ARGV[11]), per_term, k1, b, n, lens)
+  return generation, n, scores, order
+end
 """
 
 SEARCH = (
@@ -204,14 +216,9 @@ SEARCH = (
 -- {total, generation, id, score, ...}, or {-1} when the index was built by another analysis; the
 -- generation is the namespace's change counter `<base>:gen` (fact memory's, read in the same atomic call;
 -- 0 where none is kept).
-if not current(ARGV[10], false) then return {-1} end
-local generation = tonumber(redis.call('GET', key('gen')) or '0')
-local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
+local generation, n, scores, order = searched()
+if generation == nil then return {-1} end
 if n == 0 then return {0, generation} end
-local lens = redis.call('GET', key('lens')) or ''
-local scores, order = scored(
-  ARGV[1], weights_of(ARGV[11]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), n, lens
-)
 local offset, limit = tonumber(ARGV[8]), tonumber(ARGV[9])
 local t0, t1 = tonumber(ARGV[6]), tonumber(ARGV[7])
 local total, kept = best(scores, order, tags_of(ARGV[2]), t0, t1, offset + limit)
@@ -225,22 +232,17 @@ SEARCH_SPAN = (
     + _TIMED
     + _RANK
     + """
--- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, depth, analysis,
--- the terms' weights 'wa wb ...', low, high. One search of a question naming a period [low, high]: the
--- first `depth` of the ranking within the filters [start, end] and of the ranking within the period, the
--- ids of the period (those carrying one of the tags, when given) and the namespace's document count.
--- Returns {generation, n, total, hits, total within, hits within, period ids, then each ranking's
--- id, score pairs and the period's ids}, or {-1} when the index was built by another analysis.
-if not current(ARGV[9], false) then return {-1} end
-local generation = tonumber(redis.call('GET', key('gen')) or '0')
-local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
+-- KEYS: docs; ARGV: as SEARCH's (its offset ignored, its limit the depth), then low, high. One search of a
+-- question naming a period [low, high]: the first `depth` of the ranking within the filters [start, end]
+-- and of the ranking within the period, the ids of the period (those carrying one of the tags, when
+-- given) and the namespace's document count. Returns {generation, n, total, hits, total within, hits
+-- within, period ids, then each ranking's id, score pairs and the period's ids}, or {-1} when the index
+-- was built by another analysis.
+local generation, n, scores, order = searched()
+if generation == nil then return {-1} end
 if n == 0 then return {generation, 0, 0, 0, 0, 0, 0} end
-local lens = redis.call('GET', key('lens')) or ''
-local scores, order = scored(
-  ARGV[1], weights_of(ARGV[10]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), n, lens
-)
-local allowed, depth = tags_of(ARGV[2]), tonumber(ARGV[8])
-local low, high = tonumber(ARGV[11]), tonumber(ARGV[12])
+local allowed, depth = tags_of(ARGV[2]), tonumber(ARGV[9])
+local low, high = tonumber(ARGV[12]), tonumber(ARGV[13])
 local total, kept = best(scores, order, allowed, tonumber(ARGV[6]), tonumber(ARGV[7]), depth)
 local inside, within = best(scores, order, allowed, low, high, depth)
 local period = {}
