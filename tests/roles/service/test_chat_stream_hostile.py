@@ -7,205 +7,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
-import socket
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import pytest
-import redis.asyncio as aioredis
-import uvicorn
 
-from brain.backends.redis import RedisBackend
-from brain.backends.redis.api_keys import RedisApiKeyStore
-from brain.backends.redis.client import TranslatingRedis
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.scripted import ScriptedLLM
-from brain.runtime import local_runtime
-from brain.settings import Settings
-from roles.http import chat_stream, create_app
-from roles.http.chat_stream import LeanChat
-from roles.http.server import server_config
 from tests.roles.service.conftest import settings_for
+from tests.support.lean_pair import (
+    Pair,
+    both,
+    connect,
+    exchange,
+    parsed,
+    request,
+    serve_pair,
+    state,
+)
 from tests.support.openai_server import Chat, ScriptedOpenAIServer
-from tests.support.serving import assistant_of
-
-_LIMIT = 4_096  # serve.max_body_bytes of these servers
-
-
-@dataclass
-class Pair:
-    """One runtime on one Redis served twice: `lean` as `brain serve` does, `plain` without the lean route."""
-
-    lean: str
-    plain: str
-    redis: aioredis.Redis
-    keys: RedisApiKeyStore
-    served: list[int]  # requests the lean route answered itself
-    ids: dict[str, str] = field(default_factory=dict)  # key id by secret
-
-    async def key(self, user: str) -> str:
-        key, secret = await self.keys.create(user)
-        self.ids[secret] = key.id
-        return secret
-
-    async def charged(self, secret: str) -> int:
-        """The requests counted against the key of `secret` (every rate window)."""
-        counts = [
-            int(await self.redis.get(n))
-            async for n in self.redis.scan_iter(f"svc:{{rate.{self.ids[secret]}}}:*")
-        ]
-        return sum(counts)
-
-
-@contextlib.asynccontextmanager
-async def _served(app: Any, settings: Settings, root_path: str = "") -> AsyncIterator[str]:
-    config = server_config(app, settings.serve)
-    config.root_path = root_path
-    server = uvicorn.Server(config)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        assert not task.done(), "the server stopped before it started"
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
-@contextlib.asynccontextmanager
-async def _pair(
-    redis_url: str,
-    llm: Any,
-    monkeypatch: pytest.MonkeyPatch,
-    *,
-    model: dict[str, Any] | None = None,
-    root_path: str = "",
-    **serve: Any,
-) -> AsyncIterator[Pair]:
-    settings = settings_for(model, **{"max_body_bytes": _LIMIT, **serve})
-    client = TranslatingRedis.from_url(redis_url)
-    await client.flushdb()
-    runtime = local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(client, settings))
-    lean_app = create_app(settings, assistant_of(runtime))
-    plain_app = create_app(settings, assistant_of(runtime))
-    plain_app.router.routes[:] = [r for r in plain_app.router.routes if not isinstance(r, LeanChat)]
-    served: list[int] = []
-    original = chat_stream._stream
-
-    async def counted(*args: Any) -> None:
-        served.append(1)
-        await original(*args)
-
-    monkeypatch.setattr(chat_stream, "_stream", counted)
-    async with (
-        _served(lean_app, settings, root_path) as lean,
-        _served(plain_app, settings, root_path) as plain,
-    ):
-        yield Pair(lean, plain, client, RedisApiKeyStore(client, prefix="svc"), served)
-    await client.aclose()
-
-
-async def _connect(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    parts = urlsplit(url)
-    assert parts.hostname is not None and parts.port is not None
-    return await asyncio.open_connection(parts.hostname, parts.port)
-
-
-def _request(
-    body: bytes | str | Any,
-    secret: str | None,
-    headers: list[tuple[str, str]] | None = None,
-    *,
-    method: str = "POST",
-    target: str = "/v1/chat",
-) -> bytes:
-    """A whole HTTP/1.1 request, `Connection: close`; `body` as given (bytes, str) or as JSON."""
-    raw = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()
-    lines = [f"{method} {target} HTTP/1.1", "Host: brain", "Connection: close"]
-    if secret is not None:
-        lines.append(f"Authorization: Bearer {secret}")
-    given = headers if headers is not None else [("Content-Type", "application/json")]
-    lines += [f"{name}: {value}" for name, value in given]
-    if not any(name.lower() in ("content-length", "transfer-encoding") for name, _ in given):
-        lines.append(f"Content-Length: {len(raw)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + raw
-
-
-async def _exchange(url: str, raw: bytes) -> bytes:
-    """Send `raw`, read the answer to the end (the server closes)."""
-    reader, writer = await _connect(url)
-    writer.write(raw)
-    await writer.drain()
-    try:
-        return await asyncio.wait_for(reader.read(), 10)
-    finally:
-        writer.close()
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-def _parsed(raw: bytes) -> Answer:
-    """An answer without its `date` and with any request id masked; a chunked body joined."""
-    while raw.startswith(b"HTTP/1.1 100 "):  # an interim 100 Continue
-        raw = raw.partition(b"\r\n\r\n")[2]
-    head, _, body = raw.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ")[1])
-    headers = tuple(
-        (name.lower(), value.strip())
-        for name, _, value in (line.partition(":") for line in lines[1:])
-        if name.lower() != "date"
-    )
-    if ("transfer-encoding", "chunked") in headers:
-        joined, rest = b"", body
-        while rest:
-            size, _, rest = rest.partition(b"\r\n")
-            n = int(size, 16)
-            if n == 0:
-                break
-            joined, rest = joined + rest[:n], rest[n + 2 :]
-        body = joined
-    body = re.sub(rb"[0-9a-f]{16}", b"<id>", body)
-    if ("transfer-encoding", "chunked") not in headers:
-        headers = tuple((k, str(len(body)) if k == "content-length" else v) for k, v in headers)
-    return Answer(status, headers, body)
-
-
-async def _both(pair: Pair, raw_for: Any) -> tuple[Answer, Answer]:
-    """The same hostile request to the lean server and to the plain one (each with its own new key,
-    counted alike)."""
-    ann, bob = await pair.key("ann"), await pair.key("bob")
-    lean = _parsed(await _exchange(pair.lean, raw_for(ann)))
-    plain = _parsed(await _exchange(pair.plain, raw_for(bob)))
-    assert await pair.charged(ann) == await pair.charged(bob)
-    return lean, plain
-
-
-async def _state(redis: aioredis.Redis) -> dict[bytes, Any]:
-    """Every key of the store but the API keys' and their rate counts, and its value."""
-    found: dict[bytes, Any] = {}
-    async for name in redis.scan_iter(count=1_000):
-        if b"{apikeys}" in name or b"{rate." in name:
-            continue
-        found[name] = await redis.dump(name)
-    return found
 
 
 @pytest.fixture
@@ -217,7 +39,7 @@ def llm() -> ScriptedLLM:
 async def pair(
     redis_server_url: str, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Pair]:
-    async with _pair(redis_server_url, llm, monkeypatch, rate_limit=100) as served:
+    async with serve_pair(redis_server_url, llm, monkeypatch, rate_limit=100) as served:
         yield served
     llm.assert_consumed()
 
@@ -256,12 +78,12 @@ async def test_a_refused_body_is_answered_as_the_fastapi_route_and_costs_nothing
     pair: Pair, case: str
 ) -> None:
     body, headers = _REFUSED[case]
-    before = await _state(pair.redis)
-    lean, plain = await _both(pair, lambda secret: _request(body, secret, headers))
+    before = await state(pair.redis)
+    lean, plain = await both(pair, lambda secret: request(body, secret, headers))
     assert lean == plain
     assert lean.status in (400, 422) and pair.served == []
     assert b"Traceback" not in lean.body and b"mallory" not in lean.body  # never the input echoed
-    assert await _state(pair.redis) == before  # no turn, no chat
+    assert await state(pair.redis) == before  # no turn, no chat
 
 
 def _chat(text: str = "Hi, I am Ann", **more: Any) -> dict[str, Any]:
@@ -269,8 +91,8 @@ def _chat(text: str = "Hi, I am Ann", **more: Any) -> dict[str, Any]:
 
 
 async def _turns(url: str, secret: str, chat_id: str = "c1") -> list[str]:
-    raw = _request(b"", secret, [], method="GET", target=f"/v1/chats/{quote(chat_id, safe='')}")
-    answer = _parsed(await _exchange(url, raw))
+    raw = request(b"", secret, [], method="GET", target=f"/v1/chats/{quote(chat_id, safe='')}")
+    answer = parsed(await exchange(url, raw))
     assert answer.status == 200, answer
     return [turn["content"] for turn in answer.json()["turns"]]
 
@@ -301,7 +123,7 @@ async def test_a_streamed_chat_the_lean_route_serves_is_the_fastapi_routes(
     if case == "chunked":
         body = _chunked(body)
     llm.add("Hello Ann.", "Hello Ann.")
-    lean, plain = await _both(pair, lambda secret: _request(body, secret, headers))
+    lean, plain = await both(pair, lambda secret: request(body, secret, headers))
     assert lean == plain and pair.served == [1]
     assert lean.status == 200 and lean.body.endswith(
         b'event: done\ndata: {"chat_id": "c1", "text": "Hello Ann."}\n\n'
@@ -321,7 +143,7 @@ async def test_what_the_lean_route_hands_on_streams_as_before(
 ) -> None:
     body, headers = _FALLEN_BACK[case]
     llm.add("Hello Ann.", "Hello Ann.")
-    lean, plain = await _both(pair, lambda secret: _request(body, secret, headers))
+    lean, plain = await both(pair, lambda secret: request(body, secret, headers))
     assert lean == plain and pair.served == []
     assert lean.status == 200 and lean.body.endswith(b'"text": "Hello Ann."}\n\n')
 
@@ -330,9 +152,9 @@ async def test_an_oversize_message_to_archive_is_archived_not_streamed(
     redis_server_url: str, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
 ) -> None:
     text = " ".join(f"w{i}" for i in range(500))  # past a 512-token window, within the body limit
-    async with _pair(redis_server_url, llm, monkeypatch, model={"context_window": 512}) as pair:
-        lean, plain = await _both(pair, lambda secret: _request(_chat(text, oversize="archive"), secret))
-        refused, refused_too = await _both(pair, lambda secret: _request(_chat(text), secret))
+    async with serve_pair(redis_server_url, llm, monkeypatch, model={"context_window": 512}) as pair:
+        lean, plain = await both(pair, lambda secret: request(_chat(text, oversize="archive"), secret))
+        refused, refused_too = await both(pair, lambda secret: request(_chat(text), secret))
     assert lean == plain and pair.served == []
     assert lean.status == 202 and lean.json()["passages"] >= 1, lean
     assert refused == refused_too and refused.status == 413, refused
@@ -349,8 +171,8 @@ async def test_surrogates_in_the_json_are_answered_as_the_fastapi_route(
     assert b"\\u" in body
     if text == "\ud83e\udde0 ok":
         llm.add("Nice.", "Nice.")
-    before = await _state(pair.redis)
-    lean, plain = await _both(pair, lambda secret: _request(body, secret))
+    before = await state(pair.redis)
+    lean, plain = await both(pair, lambda secret: request(body, secret))
     assert lean == plain
     assert b"Traceback" not in lean.body
     if text == "\ud83e\udde0 ok":
@@ -359,7 +181,7 @@ async def test_surrogates_in_the_json_are_answered_as_the_fastapi_route(
         assert lean.status == 422 and pair.served == []
         assert lean.json()["detail"][0]["loc"] == ["body", "text"]
         assert lean.json()["detail"][0]["type"] == "string_unicode"
-        assert await _state(pair.redis) == before
+        assert await state(pair.redis) == before
 
 
 _FRAMING = {
@@ -378,19 +200,19 @@ _FRAMING = {
 async def test_a_body_over_the_limit_or_badly_framed_is_refused_as_before_and_costs_nothing(
     pair: Pair, case: str
 ) -> None:
-    before = await _state(pair.redis)
+    before = await state(pair.redis)
 
     def raw(secret: str) -> bytes:
         head = f"POST /v1/chat HTTP/1.1\r\nHost: brain\r\nConnection: close\r\nAuthorization: Bearer {secret}"
         return head.encode() + b"\r\n" + _FRAMING[case]
 
-    lean, plain = await _both(pair, raw)
+    lean, plain = await both(pair, raw)
     assert lean == plain and pair.served == []
     expected = 413 if "limit" in case else 400
     assert lean.status == expected, lean
     if expected == 413:
         assert lean.json() == {"detail": "the request body is over serve.max_body_bytes = 4,096 bytes"}
-    assert await _state(pair.redis) == before
+    assert await state(pair.redis) == before
 
 
 _QUERIES = ["user=bob", "%75ser=bob", "agent_id", "x=1&tenant=", "user_id=a&user_id=b", "q=%ff%fe&agent=x"]
@@ -398,22 +220,22 @@ _QUERIES = ["user=bob", "%75ser=bob", "agent_id", "x=1&tenant=", "user_id=a&user
 
 @pytest.mark.parametrize("query", _QUERIES)
 async def test_a_query_naming_a_tenant_is_refused_and_costs_nothing(pair: Pair, query: str) -> None:
-    before = await _state(pair.redis)
-    lean, plain = await _both(pair, lambda secret: _request(_chat(), secret, target=f"/v1/chat?{query}"))
+    before = await state(pair.redis)
+    lean, plain = await both(pair, lambda secret: request(_chat(), secret, target=f"/v1/chat?{query}"))
     assert lean == plain and pair.served == []
     assert lean.status == 400 and "the tenant comes from the API key alone" in lean.json()["detail"]
-    assert await _state(pair.redis) == before
+    assert await state(pair.redis) == before
 
 
 @pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"])
 async def test_other_methods_on_the_chat_are_the_fastapi_routes_405(pair: Pair, method: str) -> None:
-    lean, plain = await _both(pair, lambda secret: _request(_chat(), secret, method=method))
+    lean, plain = await both(pair, lambda secret: request(_chat(), secret, method=method))
     assert lean == plain and pair.served == []
     assert lean.status == 405 and ("allow", "POST") in lean.headers
 
 
 async def test_a_trailing_slash_is_redirected_as_before(pair: Pair) -> None:
-    lean, plain = await _both(pair, lambda secret: _request(_chat(), secret, target="/v1/chat/"))
+    lean, plain = await both(pair, lambda secret: request(_chat(), secret, target="/v1/chat/"))
     assert lean == plain and pair.served == []
     assert lean.status == 307, lean
 
@@ -427,8 +249,8 @@ async def test_behind_a_proxy_prefix_the_lean_route_answers_as_the_fastapi_one(
 ) -> None:
     if status == 200:
         llm.add("Hello Ann.", "Hello Ann.")
-    async with _pair(redis_server_url, llm, monkeypatch, root_path="/brain") as pair:
-        lean, plain = await _both(pair, lambda secret: _request(_chat(), secret, target=target))
+    async with serve_pair(redis_server_url, llm, monkeypatch, root_path="/brain") as pair:
+        lean, plain = await both(pair, lambda secret: request(_chat(), secret, target=target))
     assert lean == plain and lean.status == status
     assert pair.served == ([1] if status == 200 else [])
     llm.assert_consumed()
@@ -439,13 +261,13 @@ async def test_a_body_sent_too_slowly_is_answered_408_and_costs_nothing(
     redis_server_url: str, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch, sent: int
 ) -> None:
     body = json.dumps(_chat()).encode()
-    async with _pair(redis_server_url, llm, monkeypatch, rate_limit=100, body_timeout=0.5) as pair:
-        before = await _state(pair.redis)
+    async with serve_pair(redis_server_url, llm, monkeypatch, rate_limit=100, body_timeout=0.5) as pair:
+        before = await state(pair.redis)
         answers = []
         for url, user in ((pair.lean, "ann"), (pair.plain, "bob")):
             secret = await pair.key(user)
-            reader, writer = await _connect(url)
-            writer.write(_request(body, secret)[: -len(body) + sent])  # the headers, then (part of) a body
+            reader, writer = await connect(url)
+            writer.write(request(body, secret)[: -len(body) + sent])  # the headers, then (part of) a body
             started = time.perf_counter()
             answers.append(await asyncio.wait_for(reader.read(), 5))
             assert 0.4 < time.perf_counter() - started < 2.5
@@ -457,9 +279,9 @@ async def test_a_body_sent_too_slowly_is_answered_408_and_costs_nothing(
             == b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
         )
         await asyncio.sleep(1.2)  # past the linger: the request's task sees the client gone
-        assert await _state(pair.redis) == before and pair.served == []
+        assert await state(pair.redis) == before and pair.served == []
         llm.add("Hello Ann.")
-        assert _parsed(await _exchange(pair.lean, _request(body, secret))).status == 200
+        assert parsed(await exchange(pair.lean, request(body, secret))).status == 200
         assert await _turns(pair.lean, secret) == ["Hi, I am Ann", "Hello Ann."]
 
 
@@ -469,19 +291,17 @@ async def test_a_client_leaving_mid_body_costs_nothing_and_the_chat_stays_usable
     body = json.dumps(_chat()).encode()
     for url, user in ((pair.lean, "ann"), (pair.plain, "bob")):
         secret = await pair.key(user)
-        _, writer = await _connect(url)
-        writer.write(_request(body, secret)[:-10])
+        _, writer = await connect(url)
+        writer.write(request(body, secret)[:-10])
         await writer.drain()
         await asyncio.sleep(0.1)
         writer.close()
         await asyncio.sleep(0.2)
         assert await pair.charged(secret) == 0
-        unknown = _parsed(
-            await _exchange(url, _request(b"", secret, [], method="GET", target="/v1/chats/c1"))
-        )
+        unknown = parsed(await exchange(url, request(b"", secret, [], method="GET", target="/v1/chats/c1")))
         assert unknown.status == 404  # no chat was made
         llm.add("Hello.")
-        assert _parsed(await _exchange(url, _request(body, secret))).status == 200
+        assert parsed(await exchange(url, request(body, secret))).status == 200
         assert await _turns(url, secret) == ["Hi, I am Ann", "Hello."]
     assert pair.served == [1]  # the second lean request; the first one never reached the route's work
     assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")], caplog.records
@@ -495,14 +315,14 @@ async def _slow_pair(
     llm = {"base_url": model.url, "api_key": "sk-test", "max_retries": 0}
     async with (
         OpenAILLM.from_settings(settings_for(llm).llm) as client,
-        _pair(redis_url, client, monkeypatch, model=llm, rate_limit=100) as pair,
+        serve_pair(redis_url, client, monkeypatch, model=llm, rate_limit=100) as pair,
     ):
         yield pair
 
 
 async def _first_delta(url: str, raw: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, bytes]:
     """Connect, send `raw`, read until the first `delta` event is whole."""
-    reader, writer = await _connect(url)
+    reader, writer = await connect(url)
     writer.write(raw)
     await writer.drain()
     head = await asyncio.wait_for(reader.readuntil(b"event: delta\ndata: "), 5)
@@ -517,12 +337,12 @@ async def test_a_client_leaving_mid_stream_stores_no_half_turn_and_the_chat_stay
         for url, user in ((pair.lean, "ann"), (pair.plain, "bob")):
             secret = await pair.key(user)
             openai_server.script(Chat("one two three four five six", chunk_delay=0.25), Chat("Hello again."))
-            _, writer, head = await _first_delta(url, _request(_chat(), secret))
+            _, writer, head = await _first_delta(url, request(_chat(), secret))
             assert head.startswith(b"HTTP/1.1 200 OK\r\n") and b'{"text": "one "}' in head
             writer.close()  # gone, mid-answer
             await asyncio.sleep(1.8)  # longer than the rest of the answer would take
             after_leaving = await _turns(url, secret)
-            answer = _parsed(await _exchange(url, _request(_chat("Still there?"), secret)))
+            answer = parsed(await exchange(url, request(_chat("Still there?"), secret)))
             assert answer.status == 200 and answer.body.endswith(b'"text": "Hello again."}\n\n')
             kept[user] = [after_leaving, await _turns(url, secret)]
             assert await pair.charged(secret) == 4  # two turns, two reads of the chat
@@ -541,12 +361,12 @@ async def test_a_key_revoked_mid_stream_ends_its_stream_whole_and_refuses_the_ne
         for url, user in ((pair.lean, "ann"), (pair.plain, "bob")):
             secret = await pair.key(user)
             openai_server.script(Chat("one two three", chunk_delay=0.2))
-            reader, writer, head = await _first_delta(url, _request(_chat(), secret))
+            reader, writer, head = await _first_delta(url, request(_chat(), secret))
             await pair.keys.revoke(pair.ids[secret])  # checked when a request starts, not mid-answer
             rest = await asyncio.wait_for(reader.read(), 5)
             writer.close()
-            answers.append(_parsed(head + rest))
-            refused = _parsed(await _exchange(url, _request(_chat("Again"), secret)))
+            answers.append(parsed(head + rest))
+            refused = parsed(await exchange(url, request(_chat("Again"), secret)))
             assert (refused.status, refused.json()) == (401, {"detail": "unknown or revoked API key"})
             assert ("www-authenticate", "Bearer") in refused.headers
         assert pair.served == [1]
@@ -565,11 +385,11 @@ async def test_two_streams_of_one_chat_at_once_both_answer_and_store_whole_turns
                 Chat("first answer", chunk_delay=0.2), Chat("second answer", chunk_delay=0.2)
             )
             first, second = await asyncio.gather(
-                _exchange(url, _request(_chat("Question one"), secret)),
-                _exchange(url, _request(_chat("Question two"), secret)),
+                exchange(url, request(_chat("Question one"), secret)),
+                exchange(url, request(_chat("Question two"), secret)),
             )
-            answers = sorted(_parsed(a).body.rsplit(b"event: done\n", 1)[-1] for a in (first, second))
-            assert [_parsed(a).status for a in (first, second)] == [200, 200]
+            answers = sorted(parsed(a).body.rsplit(b"event: done\n", 1)[-1] for a in (first, second))
+            assert [parsed(a).status for a in (first, second)] == [200, 200]
             assert answers == [
                 b'data: {"chat_id": "c1", "text": "first answer"}\n\n',
                 b'data: {"chat_id": "c1", "text": "second answer"}\n\n',
@@ -587,7 +407,7 @@ async def test_two_streams_of_one_chat_at_once_both_answer_and_store_whole_turns
 
 async def test_a_reply_that_does_not_stream_is_the_fastapi_routes(pair: Pair, llm: ScriptedLLM) -> None:
     llm.add("Hello Ann.", "Hello Ann.")
-    lean, plain = await _both(pair, lambda secret: _request(_chat(stream=False), secret))
+    lean, plain = await both(pair, lambda secret: request(_chat(stream=False), secret))
     assert lean == plain and pair.served == []
     assert (lean.status, lean.json()) == (200, {"chat_id": "c1", "text": "Hello Ann."})
 
@@ -597,24 +417,24 @@ async def test_a_reply_that_does_not_stream_is_the_fastapi_routes(pair: Pair, ll
     ["Basic abc", "Bearer", "Bearer    ", "bearer bk_nope", "Bearer bk_\xff\xfe", "Bearer bk_" + "0" * 5000],
 )
 async def test_odd_credentials_are_refused_as_before_and_cost_nothing(pair: Pair, authorization: str) -> None:
-    before = await _state(pair.redis)
-    lean, plain = await _both(
-        pair, lambda _: _request(_chat(), None, [*_JSON, ("Authorization", authorization)])
+    before = await state(pair.redis)
+    lean, plain = await both(
+        pair, lambda _: request(_chat(), None, [*_JSON, ("Authorization", authorization)])
     )
     assert lean == plain and pair.served == []
     assert lean.status == 401 and ("www-authenticate", "Bearer") in lean.headers
-    assert await _state(pair.redis) == before
+    assert await state(pair.redis) == before
 
 
 async def test_requests_kept_alive_on_one_connection_are_each_served(pair: Pair, llm: ScriptedLLM) -> None:
     secret = await pair.key("ann")
     body = json.dumps(_chat()).encode()
-    first = _request(body, secret).replace(b"Connection: close\r\n", b"")
+    first = request(body, secret).replace(b"Connection: close\r\n", b"")
     llm.add("One.", "Two.")
-    raw = await _exchange(pair.lean, first + _request(body, secret))  # pipelined: sent at once
+    raw = await exchange(pair.lean, first + request(body, secret))  # pipelined: sent at once
     answers = raw.split(b"HTTP/1.1 ")[1:]
-    assert [_parsed(b"HTTP/1.1 " + a).status for a in answers] == [200, 200]
-    assert [_parsed(b"HTTP/1.1 " + a).body.rsplit(b"event: done\n", 1)[1] for a in answers] == [
+    assert [parsed(b"HTTP/1.1 " + a).status for a in answers] == [200, 200]
+    assert [parsed(b"HTTP/1.1 " + a).body.rsplit(b"event: done\n", 1)[1] for a in answers] == [
         b'data: {"chat_id": "c1", "text": "One."}\n\n',
         b'data: {"chat_id": "c1", "text": "Two."}\n\n',
     ]
@@ -626,7 +446,7 @@ async def test_a_huge_text_is_refused_before_anything_is_stored(
     redis_server_url: str, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = "word " * 600_000  # 3 MB: within serve.max_body_bytes, past memory.max_message_bytes
-    async with _pair(
+    async with serve_pair(
         redis_server_url,
         llm,
         monkeypatch,
@@ -634,9 +454,9 @@ async def test_a_huge_text_is_refused_before_anything_is_stored(
         max_body_bytes=4_194_304,
         rate_limit=100,
     ) as pair:
-        before = await _state(pair.redis)
-        lean, plain = await _both(pair, lambda secret: _request(_chat(text), secret))
-        assert await _state(pair.redis) == before
+        before = await state(pair.redis)
+        lean, plain = await both(pair, lambda secret: request(_chat(text), secret))
+        assert await state(pair.redis) == before
     assert lean == plain and pair.served == []  # refused by the turn, before a first byte
     assert (lean.status, lean.json()) == (
         400,
