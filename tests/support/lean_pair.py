@@ -41,7 +41,7 @@ __all__ = [
     "parsed",
     "request",
     "serve_pair",
-    "served",
+    "serving",
     "state",
 ]
 
@@ -74,7 +74,7 @@ class Pair:
 
 
 @contextlib.asynccontextmanager
-async def served(app: Any, settings: Settings, root_path: str = "") -> AsyncIterator[str]:
+async def serving(app: Any, settings: Settings, root_path: str = "") -> AsyncIterator[str]:
     config = server_config(app, settings.serve)
     config.root_path = root_path
     server = uvicorn.Server(config)
@@ -119,8 +119,8 @@ async def serve_pair(
 
     monkeypatch.setattr(chat_stream, "_stream", counted)
     async with (
-        served(lean_app, settings, root_path) as lean,
-        served(plain_app, settings, root_path) as plain,
+        serving(lean_app, settings, root_path) as lean,
+        serving(plain_app, settings, root_path) as plain,
     ):
         yield Pair(lean, plain, client, RedisApiKeyStore(client, prefix="svc"), served)
     await client.aclose()
