@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import re
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,18 +17,15 @@ from urllib.parse import urlsplit
 
 import pytest
 import redis.asyncio as aioredis
-import uvicorn
 
 from brain.backends.redis import RedisBackend
 from brain.backends.redis.api_keys import RedisApiKeyStore
 from brain.backends.redis.client import TranslatingRedis
 from brain.runtime import local_runtime
-from brain.settings import Settings
 from roles.http import chat_stream, create_app
 from roles.http.chat_stream import LeanChat
-from roles.http.server import server_config
 from tests.roles.service.conftest import settings_for
-from tests.support.serving import assistant_of
+from tests.support.serving import assistant_of, serving
 
 __all__ = [
     "LIMIT",
@@ -41,7 +37,6 @@ __all__ = [
     "parsed",
     "request",
     "serve_pair",
-    "serving",
     "state",
 ]
 
@@ -74,26 +69,6 @@ class Pair:
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any, settings: Settings, root_path: str = "") -> AsyncIterator[str]:
-    config = server_config(app, settings.serve)
-    config.root_path = root_path
-    server = uvicorn.Server(config)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        assert not task.done(), "the server stopped before it started"
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
-@contextlib.asynccontextmanager
 async def serve_pair(
     redis_url: str,
     llm: Any,
@@ -119,8 +94,8 @@ async def serve_pair(
 
     monkeypatch.setattr(chat_stream, "_stream", counted)
     async with (
-        serving(lean_app, settings, root_path) as lean,
-        serving(plain_app, settings, root_path) as plain,
+        serving(lean_app, settings.serve, root_path=root_path) as lean,
+        serving(plain_app, settings.serve, root_path=root_path) as plain,
     ):
         yield Pair(lean, plain, client, RedisApiKeyStore(client, prefix="svc"), served)
     await client.aclose()

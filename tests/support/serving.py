@@ -19,13 +19,15 @@ from roles.http.server import server_config
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any, serve: ServeSettings | None = None) -> AsyncIterator[str]:
-    """Serve `app` (its lifespan too) as `brain serve` does (`serve`'s deadlines) on a free loopback port;
-    the base URL."""
+async def serving(app: Any, serve: ServeSettings | None = None, *, root_path: str = "") -> AsyncIterator[str]:
+    """Serve `app` (its lifespan too) as `brain serve` does (`serve`'s deadlines) on a free loopback port,
+    behind a proxy's `root_path` when given; the base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
-    server = uvicorn.Server(server_config(app, serve or ServeSettings()))
+    config = server_config(app, serve or ServeSettings())
+    config.root_path = root_path
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
