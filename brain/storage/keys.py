@@ -27,6 +27,7 @@ __all__ = [
     "issue_key",
     "rate_window",
     "secret_names",
+    "verify_then_hit",
     "well_formed",
 ]
 
@@ -89,6 +90,16 @@ def rate_window(now: float, window_seconds: int) -> tuple[int, int]:
     """The fixed window `now` falls in, and the seconds (at least 1) until it ends. Pure."""
     window = int(now // window_seconds)
     return window, max(1, int((window + 1) * window_seconds - now + 0.999))
+
+
+async def verify_then_hit(
+    store: ApiKeyStore, secret: str, limit: int, window_seconds: int
+) -> tuple[ApiKey | None, RateVerdict | None]:
+    """`ApiKeyStore.verify_counted` as two calls of `store`: `verify`, then `hit` for the key found."""
+    key = await store.verify(secret)
+    if key is None or not limit:
+        return key, None
+    return key, await store.hit(key.id, limit, window_seconds)
 
 
 @runtime_checkable

@@ -29,8 +29,9 @@ from brain.wire import ChatRequest
 from roles.failures import answer
 from roles.http.guard import authenticate
 from roles.service import MemoryService
+from roles.service import Scope as Tenant
 
-__all__ = ["HEADERS", "LeanChat", "delta_frame", "sse", "sse_events"]
+__all__ = ["HEADERS", "LeanChat", "delta_frame", "sse", "sse_events", "turn_events"]
 
 PATH = "/v1/chat"
 # What `StreamingResponse(media_type="text/event-stream", headers={"Cache-Control": "no-store"})` sends.
@@ -66,6 +67,20 @@ async def sse_events(
     finally:
         await pieces.aclose()
     yield sse("done", {"chat_id": chat_id, "text": "".join(said)})
+
+
+async def turn_events(
+    service: MemoryService, tenant: Tenant, request: ChatRequest
+) -> AsyncGenerator[bytes, None]:
+    """A streamed turn's events (`sse_events`), once its first piece is there: a failure before it is
+    raised here (an HTTP error, the question left pending), after it an `error` event."""
+    pieces = service.converse(tenant, request.chat_id, request.text, request.message_id)
+    try:
+        first = await anext(pieces, None)
+    except BaseException:
+        await pieces.aclose()
+        raise
+    return sse_events(first, pieces, request.chat_id)
 
 
 class LeanChat(BaseRoute):
@@ -106,14 +121,7 @@ class LeanChat(BaseRoute):
             {name for name, _ in parse_qsl(scope.get("query_string", b"").decode("latin-1"), True)},
             (scope.get("client") or ("",))[0] or "",
         )
-        service: MemoryService = state.service
-        pieces = service.converse(tenant, request.chat_id, request.text, request.message_id)
-        try:
-            first = await anext(pieces, None)
-        except BaseException:
-            await pieces.aclose()
-            raise
-        await _stream(sse_events(first, pieces, request.chat_id), receive, send)
+        await _stream(await turn_events(state.service, tenant, request), receive, send)
 
 
 async def _body(receive: Receive, received: list[Message]) -> bytes | None:

@@ -33,7 +33,7 @@ from brain.wire import (
     UsageReport,
 )
 from brain.wire.requests import Tag
-from roles.http.chat_stream import sse_events
+from roles.http.chat_stream import turn_events
 from roles.http.guard import authenticate
 from roles.service import MemoryService, Scope, as_of_time
 
@@ -94,15 +94,10 @@ async def chat(
     if body.oversize == "archive" and not await service.fits(body.text):
         response.status_code = 202
         return await service.archive(scope, body.chat_id, body.text)
-    pieces = service.converse(scope, body.chat_id, body.text, body.message_id)
     if not body.stream:
+        pieces = service.converse(scope, body.chat_id, body.text, body.message_id)
         return ChatReply(chat_id=body.chat_id, text="".join([p async for p in pieces]))
-    try:
-        first = await anext(pieces, None)
-    except BaseException:
-        await pieces.aclose()
-        raise
-    events = sse_events(first, pieces, body.chat_id)
+    events = await turn_events(service, scope, body)
     return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
 

@@ -8,7 +8,16 @@ import time
 
 from brain.errors import NotFoundError
 from brain.keys import rate_key
-from brain.storage.keys import ApiKey, RateVerdict, digest, issue_key, rate_window, secret_names, well_formed
+from brain.storage.keys import (
+    ApiKey,
+    RateVerdict,
+    digest,
+    issue_key,
+    rate_window,
+    secret_names,
+    verify_then_hit,
+    well_formed,
+)
 
 __all__ = ["MemoryApiKeyStore"]
 
@@ -63,10 +72,7 @@ class MemoryApiKeyStore:
     async def verify_counted(
         self, secret: str, limit: int, window_seconds: int
     ) -> tuple[ApiKey | None, RateVerdict | None]:
-        key = await self.verify(secret)
-        if key is None or not limit:
-            return key, None
-        return key, await self.hit(key.id, limit, window_seconds)
+        return await verify_then_hit(self, secret, limit, window_seconds)
 
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         now = time.time()

@@ -23,6 +23,7 @@ from brain.storage.keys import (
     issue_key,
     rate_window,
     secret_names,
+    verify_then_hit,
     well_formed,
 )
 from brain.telemetry import TracedScript
@@ -134,10 +135,7 @@ class RedisApiKeyStore:
         """`verify` and, for the key found, `hit`: one round trip on a standalone Redis."""
         claimed = secret[len(KEY_PREFIX) : len(KEY_PREFIX) + 16]
         if self._counted is None or not limit or not well_formed(secret) or not _KEY_ID.fullmatch(claimed):
-            key = await self.verify(secret)
-            if key is None or not limit:
-                return key, None
-            return key, await self.hit(key.id, limit, window_seconds)
+            return await verify_then_hit(self, secret, limit, window_seconds)
         window, retry = rate_window(time.time(), window_seconds)
         counter = rate_key(self.prefix, claimed, window)
         found = await self._counted(
