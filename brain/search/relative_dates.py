@@ -226,22 +226,14 @@ def _on_day(text: str, today: date, tz: tzinfo) -> tuple[Span | None, str]:
     masked, kept = text, list(text)
     found: list[_Days] = []
     for pattern, resolve, remove in _EN_RULES if text.isascii() else _RULES:
-        matches = list(pattern.finditer(masked))
-        if not matches:
-            continue
-        for match in matches:
+        for match in list(pattern.finditer(masked)):
             found.append(resolve(match, today))
             begin, end = (
                 match.span() if remove else match.span("rel") if "rel" in match.re.groupindex else (0, 0)
             )
             kept[begin:end] = " " * (end - begin)
-        masked = (
-            "".join(  # each match masked, not found again by a shorter rule (as `pattern.sub` would)
-                masked[start : m.start()] + "\0" * (m.end() - m.start())
-                for start, m in zip([0] + [m.end() for m in matches], matches, strict=False)
-            )
-            + masked[matches[-1].end() :]
-        )
+            start, stop = match.span()  # masked: not found again by a shorter rule
+            masked = masked[:start] + "\0" * (stop - start) + masked[stop:]
     if not found:
         return None, text
     first, last = min(d.first for d in found), max(d.last for d in found)
