@@ -119,13 +119,12 @@ def _month(number: str) -> str:
 def _dates(text: str) -> str:
     """Numeric and Chinese dates rewritten as words (day, month name, year). Pure."""
     text = _ISO.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
-    if "年" not in text and "月" not in text:  # every Chinese form has one of them
-        return _ORDINAL.sub(r"\1", text)
-    text = _CN_FULL.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
-    text = _CN_YEAR_MONTH.sub(lambda m: f" {_month(m[2])} {m[1]} ", text)
-    text = _CN_MONTH_DAY.sub(lambda m: f" {int(m[2])} {_month(m[1])} ", text)
-    text = _CN_MONTH.sub(lambda m: f" {_month(m[1])} ", text)
-    text = _CN_YEAR.sub(lambda m: f" {m[1]} ", text)
+    if "年" in text or "月" in text:  # every Chinese form has one of them
+        text = _CN_FULL.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
+        text = _CN_YEAR_MONTH.sub(lambda m: f" {_month(m[2])} {m[1]} ", text)
+        text = _CN_MONTH_DAY.sub(lambda m: f" {int(m[2])} {_month(m[1])} ", text)
+        text = _CN_MONTH.sub(lambda m: f" {_month(m[1])} ", text)
+        text = _CN_YEAR.sub(lambda m: f" {m[1]} ", text)
     return _ORDINAL.sub(r"\1", text)
 
 
