@@ -22,11 +22,20 @@ return out
 )
 
 _TIMED = """
--- (after COMMON and ID_OF) The live numbers timed within [t0, t1] with their times.
+-- (after COMMON and ID_OF) The namespace's packed lengths and times, each read once in a call; the live
+-- numbers timed within [t0, t1] with their times.
+local lens_held, times_held = nil, nil
+local function lens_read()
+  lens_held = lens_held or redis.call('GET', key('lens')) or ''
+  return lens_held
+end
+local function times_read()
+  times_held = times_held or redis.call('GET', key('ts')) or ''
+  return times_held
+end
 local function timed(t0, t1)
-  local lens, times = redis.call('GET', key('lens')) or '', redis.call('GET', key('ts')) or ''
   local out = {}
-  for _, entry in ipairs(live(lens, times)) do
+  for _, entry in ipairs(live(lens_read(), times_read())) do
     if entry[2] >= t0 and entry[2] <= t1 then out[#out + 1] = entry end
   end
   return out
@@ -50,7 +59,7 @@ if ARGV[1] ~= '' then
   end
   return out
 end
-local lens = redis.call('GET', key('lens')) or ''
+local lens = lens_read()
 for num in pairs(allowed or {}) do
   local hi, lo = byte(lens, 2 * num - 1, 2 * num)
   if hi and (hi > 0 or lo > 0) then out[#out + 1] = id_of(num) end
@@ -78,9 +87,9 @@ return out
 )
 
 _RANK = """
--- (after COMMON and ID_OF) BM25 in three steps. `scored`: every document posted under a term, with its
--- score, in the order first met; `best`: the best `k` of them kept by `allowed` (a set, or nil: all) and
--- timed within [t0, t1] (unbounded: any time), with how many were kept; `paged`: one page of those.
+-- (after COMMON, ID_OF and _TIMED) BM25 in three steps. `scored`: every document posted under a term, with
+-- its score, in the order first met; `best`: the best `k` of them kept by `allowed` (a set, or nil: all)
+-- and timed within [t0, t1] (unbounded: any time), with how many were kept; `paged`: one page of those.
 local function scored(terms, weights, per_term, k1, b, n, lens)
   local avg = tonumber(redis.call('HGET', key('stats'), 'total') or '0') / n
   local scores, order = {}, {}
@@ -129,10 +138,9 @@ local function before(x, y)  -- whether hit x ranks before hit y: higher score, 
   if x[2] == y[2] then return id_of(x[1]) < id_of(y[1]) end
   return x[2] > y[2]
 end
-local times_read = nil
 local function time_of(num)
-  times_read = times_read or redis.call('GET', key('ts')) or ''
-  if #times_read >= 8 * num then return struct.unpack('>d', times_read, 8 * (num - 1) + 1) end
+  local times = times_read()
+  if #times >= 8 * num then return struct.unpack('>d', times, 8 * (num - 1) + 1) end
   return 0
 end
 local function best(scores, order, allowed, t0, t1, k)
@@ -199,7 +207,7 @@ local function searched()
   local generation = tonumber(redis.call('GET', key('gen')) or '0')
   local n = tonumber(redis.call('HGET', key('stats'), 'n') or '0')
   if n == 0 then return generation, 0 end
-  local lens = redis.call('GET', key('lens')) or ''
+  local lens = lens_read()
   local per_term, k1, b = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
   local scores, order = scored(ARGV[1], weights_of(ARGV[11]), per_term, k1, b, n, lens)
   return generation, n, scores, order
@@ -209,6 +217,7 @@ end
 SEARCH = (
     COMMON
     + ID_OF
+    + _TIMED
     + _RANK
     + """
 -- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit,
