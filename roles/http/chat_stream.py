@@ -21,7 +21,7 @@ from json.encoder import encode_basestring
 from typing import Any
 from urllib.parse import parse_qsl
 
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute, Match, NoMatchFound
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from brain.errors import BrainError
@@ -102,8 +102,6 @@ class LeanChat(BaseRoute):
         return Match.NONE, {}
 
     def url_path_for(self, name: str, /, **path_params: Any) -> Any:
-        from starlette.routing import NoMatchFound
-
         raise NoMatchFound(name, path_params)
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
