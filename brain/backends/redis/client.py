@@ -13,7 +13,7 @@ import contextlib
 import contextvars
 import ssl
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
@@ -24,9 +24,11 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.maint_notifications import MaintNotificationsConfig
 
 from brain.backends.redis.lean_pool import FairBlockingPool, lean_execute, observed, wait_turn
 from brain.backends.redis.lean_send import LeanConnection
+from brain.backends.redis.multiplex import MULTIPLEXED, Multiplexer
 from brain.errors import ErasedError, StoreError
 from brain.logs import redact
 from brain.settings import RedisSettings
@@ -142,11 +144,17 @@ class TranslatingPipeline(Pipeline):
 
 
 class TranslatingRedis(aioredis.Redis):
-    """A standalone client whose failures are `StoreError`s."""
+    """A standalone client whose failures are `StoreError`s. Made by `connect`, its script calls share one
+    connection, pipelined (`brain.backends.redis.multiplex`)."""
+
+    multiplexer: Multiplexer | None = None
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         try:
             if self.connection is None and not self.single_connection_client and not observed():
+                mux = self.multiplexer
+                if mux is not None and not options and args[0] in MULTIPLEXED and mux.usable():
+                    return await mux.call(args)
                 return await lean_execute(self, args, options)  # redis-py's way, less its recorders
             return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
         except NoScriptError:
@@ -156,6 +164,11 @@ class TranslatingRedis(aioredis.Redis):
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
         return TranslatingPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+
+    async def aclose(self, close_connection_pool: bool | None = None) -> None:
+        if self.multiplexer is not None:
+            await self.multiplexer.aclose()
+        await super().aclose(close_connection_pool)
 
 
 def client_kwargs(settings: RedisSettings, url: str) -> dict[str, Any]:
@@ -363,10 +376,18 @@ def connect(url: str, settings: RedisSettings, *, cluster: bool = False) -> Redi
                 kwargs["startup_nodes"] = [ClusterNode(s.hostname or "", s.port or 6379) for s in seeds]
             # the first's credentials, TLS and options are every node's
             return WaitingCluster.from_url(urls[0], pool_timeout=settings.pool_timeout, **kwargs)
-        # At its cap a command waits (up to pool_timeout, in turn) for a free connection.
-        pool = FairBlockingPool.from_url(url, timeout=settings.pool_timeout, **kwargs)
+        # At its cap a command waits (up to pool_timeout, in turn) for a free connection. Without
+        # maintenance notifications (a managed service's, which we do not use) the pool checks a connection
+        # it hands out for a closed socket (redis-py skips that check while they are on, as they are by
+        # default with RESP3): after a restart, a stale connection is replaced, not failed.
+        off = MaintNotificationsConfig(enabled=False)
+        pool = FairBlockingPool.from_url(
+            url, timeout=settings.pool_timeout, maint_notifications_config=off, **kwargs
+        )
         if pool.connection_class is Connection:  # plain TCP (not TLS, not a Unix socket): leaner writes
             pool.connection_class = LeanConnection
-        return TranslatingRedis.from_pool(pool)
+        client = cast(TranslatingRedis, TranslatingRedis.from_pool(pool))
+        client.multiplexer = Multiplexer(pool)
+        return client
     except (ValueError, RedisError, RedisClusterException) as exc:  # a database other than 0 on a Cluster...
         raise StoreError(redact(str(exc))) from exc
