@@ -148,10 +148,16 @@ def _bigrams(run: str) -> Iterator[str]:
         yield run[i : i + 2]
 
 
-def _han(run: str, level: int) -> Iterator[tuple[str, bool]]:
+@functools.lru_cache(maxsize=65_536)
+def _han(run: str, level: int) -> tuple[tuple[str, bool], ...]:
     """A run of Han characters as (term, whether it is a character of a longer word): jieba's search mode
     (each word, after the dictionary words of two and three characters inside it) and, from analysis "3",
-    each word's characters after it when it has two or more."""
+    each word's characters after it when it has two or more. Segmented once per run (jieba costs tens of
+    microseconds a run; questions and turns repeat their phrases)."""
+    return tuple(_segmented(run, level))
+
+
+def _segmented(run: str, level: int) -> Iterator[tuple[str, bool]]:
     if level == 2:
         yield from ((w, False) for w in jieba.cut_for_search(run) if w.strip())
         return

@@ -39,6 +39,8 @@ _COUNT = (
 )
 _CN_COUNT = r"(\d+|[一二两三四五六七八九十]+)"
 _MONTH = "|".join(MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
+_MONTH_WORDS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+"""What every name of a month holds (its first three letters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,15 +119,23 @@ def _named_month(day: date, month: int, year_back: int | None, last: bool = Fals
 def _month_number(text: str) -> int:
     if text.isdigit() or text[0] in _CN:
         return _count(text)
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(text[:3].lower()))
+    short = _folded(text)[:3]
+    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(short))
 
 
-_Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], _Days], bool]
+_Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], _Days], bool, tuple[str, ...]]
 _YEAR_BACK = {"去": 1, "今": 0, "前": 2}
 
 
-def _rule(pattern: str, resolve: Callable[[re.Match[str], date], _Days], remove: bool = True) -> _Rule:
-    return re.compile(pattern, re.IGNORECASE), resolve, remove
+def _rule(
+    pattern: str,
+    resolve: Callable[[re.Match[str], date], _Days],
+    remove: bool = True,
+    needs: tuple[str, ...] = (),
+) -> _Rule:
+    """A rule: its pattern (case ignored), what a match resolves to, whether its words leave the text, and
+    `needs`: words one of which every match holds (lower case; the text is not scanned without one)."""
+    return re.compile(pattern, re.IGNORECASE), resolve, remove, needs
 
 
 def _fixed(back: int) -> Callable[[re.Match[str], date], _Days]:
@@ -138,75 +148,105 @@ _CN_RULES: tuple[_Rule, ...] = (
         r"(?P<rel>([去今前])年)\s*(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?!\s*\d|\s*[一二三四五六七八九十]+\s*[日号])",
         lambda m, d: _named_month(d, _month_number(m[3]), _YEAR_BACK[m[2]]),
         remove=False,
+        needs=("年",),
     ),
-    _rule(r"大前天", _fixed(3)),
-    _rule(r"前天", _fixed(2)),
-    _rule(r"昨[天晚日]|昨儿", _fixed(1)),
-    _rule(r"今[天晚早日]|今儿", _fixed(0)),
+    _rule(r"大前天", _fixed(3), needs=("大前天",)),
+    _rule(r"前天", _fixed(2), needs=("前天",)),
+    _rule(r"昨[天晚日]|昨儿", _fixed(1), needs=("昨",)),
+    _rule(r"今[天晚早日]|今儿", _fixed(0), needs=("今",)),
     _rule(
         _CN_COUNT + r"\s*(天|周|个?星期|个月|年)[以之]?前",
         lambda m, d: _ago(d, _count(m[1]), m[2], "few" in m[1].lower()),
+        needs=("前",),
     ),
-    _rule(r"上上(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 2)),
-    _rule(r"上(?:个)?周末", lambda m, d: _Days(*(_week(d, 1).first + timedelta(days=k) for k in (5, 6)))),
-    _rule(r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", lambda m, d: _weekday(d, _CN_WEEKDAYS[m[1]], 1)),
-    _rule(r"上(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 1)),
-    _rule(r"(?:这|本)(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 0)),
-    _rule(r"(?:周|星期|礼拜)([一二三四五六日天])", lambda m, d: _weekday(d, _CN_WEEKDAYS[m[1]], None)),
-    _rule(r"上上个月", lambda m, d: _month(d, 2)),
-    _rule(r"上个?月", lambda m, d: _month(d, 1)),
-    _rule(r"(?:这个|本)月", lambda m, d: _month(d, 0)),
-    _rule(r"去年", lambda m, d: _year(d, 1)),
-    _rule(r"今年", lambda m, d: _year(d, 0)),
-    _rule(r"前年", lambda m, d: _year(d, 2)),
+    _rule(r"上上(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 2), needs=("上上",)),
+    _rule(
+        r"上(?:个)?周末",
+        lambda m, d: _Days(*(_week(d, 1).first + timedelta(days=k) for k in (5, 6))),
+        needs=("周末",),
+    ),
+    _rule(
+        r"上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])",
+        lambda m, d: _weekday(d, _CN_WEEKDAYS[m[1]], 1),
+        needs=("上",),
+    ),
+    _rule(r"上(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 1), needs=("上",)),
+    _rule(r"(?:这|本)(?:个)?(?:周|星期|礼拜)", lambda m, d: _week(d, 0), needs=("这", "本")),
+    _rule(
+        r"(?:周|星期|礼拜)([一二三四五六日天])",
+        lambda m, d: _weekday(d, _CN_WEEKDAYS[m[1]], None),
+        needs=("周", "星期", "礼拜"),
+    ),
+    _rule(r"上上个月", lambda m, d: _month(d, 2), needs=("上上个月",)),
+    _rule(r"上个?月", lambda m, d: _month(d, 1), needs=("上",)),
+    _rule(r"(?:这个|本)月", lambda m, d: _month(d, 0), needs=("这个月", "本月")),
+    _rule(r"去年", lambda m, d: _year(d, 1), needs=("去年",)),
+    _rule(r"今年", lambda m, d: _year(d, 0), needs=("今年",)),
+    _rule(r"前年", lambda m, d: _year(d, 2), needs=("前年",)),
     _rule(
         r"(?<![\d年])(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月份?(?!\s*\d|\s*[一二三四五六七八九十]+\s*[日号])",
         lambda m, d: _named_month(d, _month_number(m[1]), None),
         remove=False,
+        needs=("月",),
     ),
 )
 """Every match of these holds a Chinese character: an ASCII text has none."""
 _EN_RULES: tuple[_Rule, ...] = (
-    _rule(r"\b(?:the )?day before yesterday\b", _fixed(2)),
-    _rule(r"\byesterday\b|\blast night\b", _fixed(1)),
-    _rule(r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b", _fixed(0)),
+    _rule(r"\b(?:the )?day before yesterday\b", _fixed(2), needs=("yesterday",)),
+    _rule(r"\byesterday\b|\blast night\b", _fixed(1), needs=("yesterday", "last night")),
+    _rule(
+        r"\btoday\b|\btonight\b|\bthis (?:morning|afternoon|evening)\b",
+        _fixed(0),
+        needs=("today", "tonight", "this "),
+    ),
     _rule(
         rf"\b{_COUNT} (day|week|month|year)s? ago\b",
         lambda m, d: _ago(d, _count(m[1]), m[2], "few" in m[1].lower()),
+        needs=(" ago",),
     ),
     _rule(
         r"\b(?:last|past) weekend\b",
         lambda m, d: _Days(*(_week(d, 1).first + timedelta(days=k) for k in (5, 6))),
+        needs=("weekend",),
     ),
-    _rule(r"\b(?:the )?week before last\b", lambda m, d: _week(d, 2)),
-    _rule(r"\b(?:last|past) week\b", lambda m, d: _week(d, 1)),
-    _rule(r"\bthis week\b", lambda m, d: _week(d, 0)),
-    _rule(r"\b(?:the )?month before last\b", lambda m, d: _month(d, 2)),
-    _rule(r"\b(?:last|past) month\b", lambda m, d: _month(d, 1)),
-    _rule(r"\bthis month\b", lambda m, d: _month(d, 0)),
-    _rule(r"\b(?:last|past) year\b", lambda m, d: _year(d, 1)),
-    _rule(r"\bthis year\b", lambda m, d: _year(d, 0)),
+    _rule(r"\b(?:the )?week before last\b", lambda m, d: _week(d, 2), needs=("week before last",)),
+    _rule(r"\b(?:last|past) week\b", lambda m, d: _week(d, 1), needs=("last week", "past week")),
+    _rule(r"\bthis week\b", lambda m, d: _week(d, 0), needs=("this week",)),
+    _rule(r"\b(?:the )?month before last\b", lambda m, d: _month(d, 2), needs=("month before last",)),
+    _rule(r"\b(?:last|past) month\b", lambda m, d: _month(d, 1), needs=("last month", "past month")),
+    _rule(r"\bthis month\b", lambda m, d: _month(d, 0), needs=("this month",)),
+    _rule(r"\b(?:last|past) year\b", lambda m, d: _year(d, 1), needs=("last year", "past year")),
+    _rule(r"\bthis year\b", lambda m, d: _year(d, 0), needs=("this year",)),
     _rule(
         rf"\b(?:last|on|this past) ({'|'.join(_WEEKDAYS)})\b",
-        lambda m, d: _weekday(d, _WEEKDAYS.index(m[1].lower()), None),
+        lambda m, d: _weekday(d, _WEEKDAYS.index(_folded(m[1])), None),
+        needs=("day",),
     ),
     _rule(
         rf"\b(?P<rel>last|in|during|since|this) ({_MONTH})\b(?!\.? ?\d)",
         lambda m, d: _named_month(
-            d, _month_number(m[2]), 0 if m[1].lower() == "this" else None, m[1].lower() == "last"
+            d, _month_number(m[2]), 0 if _folded(m[1]) == "this" else None, _folded(m[1]) == "last"
         ),
         remove=False,
+        needs=_MONTH_WORDS,
     ),
 )
 _RULES = (*_CN_RULES, *_EN_RULES)
+_NEEDED = tuple(dict.fromkeys(w for *_, needs in _RULES for w in needs))
 
 
-_ANY = re.compile(
-    rf"yesterday|today|tonight|this|ago|last|past|week|month|year|day|{'|'.join(_WEEKDAYS)}|{_MONTH}"
-    r"|[天周月年昨今前]|星期|礼拜",
-    re.IGNORECASE,
-)
-"""What every rule's match holds: a text without it has no time expression (most queries: one scan)."""
+_ANY_WORDS = ("day", "tonight", "this", "ago", "last", "past", "week", "month", "year", *_MONTH_WORDS)
+"""What every English rule's match holds ("day" is in "today", "yesterday" and every weekday's name)."""
+_ANY_HAN = re.compile(r"[天周月年昨今前]|星期|礼拜")
+"""What every Chinese rule's match holds."""
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+"""The letters beyond ASCII that a pattern ignoring case matches to an ASCII letter (İ ı ſ K)."""
+
+
+def _folded(text: str) -> str:
+    """`text` in lower case, where a pattern ignoring case would see an ASCII letter: a word of `needs` is
+    in it whenever a match holds the word, in any case."""
+    return text.lower() if text.isascii() else text.translate(_FOLD).lower()
 
 
 def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | None, str]:
@@ -214,8 +254,9 @@ def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | N
     in `tz`), from the first day's start to the last day's end (None without any), and `text` without
     the expressions whose words are only relative ("yesterday", "上周"; a month's name stays: it finds
     the day heading dated documents). Pure."""
-    if not _ANY.search(text):
-        return None, text
+    folded = _folded(text)
+    if not any(w in folded for w in _ANY_WORDS) and (text.isascii() or not _ANY_HAN.search(text)):
+        return None, text  # most questions: no rule can match
     return _on_day(text, datetime.fromtimestamp(asked_at, tz).date(), tz)
 
 
@@ -223,9 +264,18 @@ def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | N
 def _on_day(text: str, today: date, tz: tzinfo) -> tuple[Span | None, str]:
     """`time_span` asked on `today`: the same question asked again that day (by every search of a turn,
     by the next user) is resolved once."""
-    masked, kept = text, list(text)
+    return _resolved(text, today, tz)
+
+
+def _resolved(text: str, today: date, tz: tzinfo, *, gated: bool = True) -> tuple[Span | None, str]:
+    """`_on_day`'s answer; with `gated`, a rule runs only on a text holding one of its `needs`."""
+    masked, kept, folded = text, list(text), _folded(text)
     found: list[_Days] = []
-    for pattern, resolve, remove in _EN_RULES if text.isascii() else _RULES:
+    rules = _RULES if not text.isascii() and _ANY_HAN.search(text) else _EN_RULES
+    present = {w for w in _NEEDED if w in folded}
+    for pattern, resolve, remove, needs in rules:
+        if gated and present.isdisjoint(needs):
+            continue
         for match in list(pattern.finditer(masked)):
             found.append(resolve(match, today))
             begin, end = (
