@@ -120,29 +120,29 @@ def _legacy_talk(fields: dict[str, bytes]) -> str | None:
     return fields["last_talk"].decode() if "last_talk" in fields else None
 
 
-# Parsed turn records by their exact bytes. A chat's window is read again on every turn, mostly unchanged;
-# records are immutable and keyed by their whole content, so sharing them between calls and tenants gives
-# each caller exactly what its own bytes hold. Bounded: cleared when full.
-_PARSED: dict[bytes, TurnRecord] = {}
+# Parsed turns by their record's exact bytes and their sequence number. A chat's window is read again on
+# every turn, mostly unchanged; records are immutable and keyed by their whole content, and turns are frozen,
+# so sharing them between calls and tenants gives each caller exactly what its own bytes hold. Bounded:
+# cleared when full.
+_PARSED: dict[tuple[bytes, int], Turn] = {}
 _PARSED_MAX = 50_000
 
 
 def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
-    records = [_PARSED.get(r) for r in raw]
-    missing = [i for i, r in enumerate(records) if r is None]
+    keys = list(zip(raw, range(offset + 1, offset + 1 + len(raw)), strict=True))
+    turns = [_PARSED.get(k) for k in keys]
+    missing = [i for i, t in enumerate(turns) if t is None]
     if missing:
         try:
-            parsed = parse(TURNS, key, [raw[i] for i in missing], offset)
+            parsed: list[TurnRecord] = parse(TURNS, key, [raw[i] for i in missing], offset)
         except StoreError:
             parse(TURNS, key, raw, offset)  # the same error, naming the record's real index
             raise
         if len(_PARSED) + len(parsed) > _PARSED_MAX:
             _PARSED.clear()
-        for i, record in zip(missing, parsed, strict=True):
-            records[i] = _PARSED[raw[i]] = record
-    return [
-        Turn(offset + i + 1, r.tok, r.msg, dropped=r.dropped) for i, r in enumerate(records) if r is not None
-    ]
+        for i, r in zip(missing, parsed, strict=True):
+            turns[i] = _PARSED[keys[i]] = Turn(keys[i][1], r.tok, r.msg, dropped=r.dropped)
+    return turns  # type: ignore[return-value]  # every one filled
 
 
 def parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:

@@ -130,3 +130,18 @@ async def test_brain_mode_costs_at_most_two_and_a_half_times_the_text(redis_clie
         await redis_client.set("blob", blob)
         metagpt = await redis_client.memory_usage("blob", samples=0)
         assert cost <= 2.5 * raw and cost < metagpt, (chinese, cost / raw, metagpt / raw)
+
+
+def test_parsed_turns_are_shared_by_bytes_and_place_only() -> None:
+    from brain.backends.redis.conversation_records import parse_turns, turn_record
+
+    one = turn_record(Message(id="m1", content="你好 hello"), 3)
+    two = turn_record(Message(id="m2", content="again"), 2)
+    first = parse_turns("k", [one, two], 0)
+    assert [(t.seq, t.tokens, t.message.id) for t in first] == [(1, 3, "m1"), (2, 2, "m2")]
+    again = parse_turns(
+        "k", [bytes(bytearray(one)), bytes(bytearray(two))], 0
+    )  # equal bytes read again: the same turns
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    moved = parse_turns("other", [one], 7)  # the same record elsewhere (another chat): its own place
+    assert moved[0].seq == 8 and moved[0].message == first[0].message
