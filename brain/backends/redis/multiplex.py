@@ -91,9 +91,19 @@ class Multiplexer:
     async def call(self, args: tuple[Any, ...]) -> Any:
         """Send one script call and return its reply, tried again on a lost connection or a timeout as the
         client's retry policy says."""
-        if self._retry is None:
+        try:
+            return await self._once(args)  # the first try outside the policy: fewer frames to resume
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            if self._retry is None:
+                raise
+            failed = [error]
+
+        async def again() -> Any:  # the policy's first try is the one that failed: the same count
+            if failed:
+                raise failed.pop()
             return await self._once(args)
-        return await self._retry.call_with_retry(lambda: self._once(args), _ignore)
+
+        return await self._retry.call_with_retry(again, _ignore)
 
     async def _once(self, args: tuple[Any, ...]) -> Any:
         link = self._link
@@ -208,7 +218,7 @@ class Multiplexer:
         """Close the connection; calls still waiting fail with `ConnectionError`."""
         self._closed = True
         link = self._link
-        if link is None:
+        if link is None or self._loop is not asyncio.get_running_loop():  # none, or its loop is gone
             return
         self._fail(link, RedisConnectionError("the client is closed"))
         if link.task is not None:

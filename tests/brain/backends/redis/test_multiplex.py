@@ -153,3 +153,41 @@ async def test_closing_the_client_fails_what_waits_and_ends_the_reader(redis_url
     assert link is not None and link.task is not None
     await client.aclose()
     assert link.task.done() and link.broken
+
+
+async def test_large_replies_arrive_whole_among_small_ones(redis_url: str) -> None:
+    client = _client(redis_url)
+    try:
+        big, echo = (
+            client.register_script("return string.rep(ARGV[1], 3000000)"),
+            client.register_script(ECHO),
+        )
+        calls = [
+            big(args=[str(i % 10)]) if i % 7 == 0 else echo(keys=["k"], args=[str(i)]) for i in range(50)
+        ]
+        got = await asyncio.gather(*calls)
+        for i, reply in enumerate(got):
+            assert reply == (str(i % 10).encode() * 3_000_000 if i % 7 == 0 else [b"k", str(i).encode()])
+    finally:
+        await client.aclose()
+
+
+async def test_a_dead_server_is_tried_as_often_as_the_policy_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.servers import free_port
+
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nobody listens
+    client = _client(url, retries=2, connect_timeout=0.5)
+    opened: list[int] = []
+    open_link = Multiplexer._open
+
+    async def counted(self: Multiplexer) -> Any:
+        opened.append(1)
+        return await open_link(self)
+
+    monkeypatch.setattr(Multiplexer, "_open", counted)
+    try:
+        with pytest.raises(StoreError, match="Redis EVAL failed: ConnectionError"):
+            await client.eval("return 1", 0)
+        assert len(opened) == 3  # the first try and two more, as a pooled command
+    finally:
+        await client.aclose()
