@@ -6,7 +6,8 @@ stored turn holding another user's marker is "foreign"; a reply or stored turn t
 time over turns: Python, redis-py, the event loop; the Redis server runs in its own process). Three
 repeats, medians reported; then a single chat alone, turn after turn. Prints a table, then one JSON line.
 
-`--users`, `--turns`, `--repeats` and `--solo` make a reduced run (to profile: `python -m cProfile -s
+`--settled` sets the garbage collector as `brain serve` does (`roles.http.server.settle_heap`). `--users`,
+`--turns`, `--repeats` and `--solo` make a reduced run (to profile: `python -m cProfile -s
 cumtime benchmarks/concurrency.py --users 50 --turns 10 --repeats 1`).
 """
 
@@ -33,6 +34,7 @@ from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCallDelta
 from brain.llm.usage import CallRecord, Usage, UsageLedger
 from brain.telemetry import TracedScript
 from roles import Assistant
+from roles.http.server import settle_heap
 
 USERS, TURNS, REPEATS, SOLO = 200, 20, 3, 1_000  # the defaults of --users, --turns, --repeats, --solo
 MARKER = re.compile(r"<U\d+R\d+>")
@@ -167,10 +169,13 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--turns", type=int, default=TURNS, help="turns per user (default %(default)s)")
     parser.add_argument("--repeats", type=int, default=REPEATS, help="runs, medians reported (%(default)s)")
     parser.add_argument("--solo", type=int, default=SOLO, help="turns of the chat alone (%(default)s)")
+    parser.add_argument(
+        "--settled", action="store_true", help="the garbage collector as `brain serve` sets it (settle_heap)"
+    )
     return parser.parse_args(argv)
 
 
-async def main(users: int, turns: int, repeats: int, solo: int) -> None:
+async def main(users: int, turns: int, repeats: int, solo: int, settled: bool = False) -> None:
     count_round_trips()
     with local_redis() as (url, server):
         settings = Settings.model_validate(  # the framework alone: no embedded embedder even when installed
@@ -179,10 +184,14 @@ async def main(users: int, turns: int, repeats: int, solo: int) -> None:
         async with open_runtime(settings, llm=EchoLLM()) as runtime:
             assistant = Assistant.for_runtime(runtime)
             await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [], turns)
+            if settled:
+                settle_heap()
             runs = [await run(assistant, rep + 1, users, turns) for rep in range(repeats)]
             solo_rate, solo_cpu = await single_chat(assistant, solo)
             busy = assistant.busy_chats
+    gc = "as `brain serve` settles it" if settled else "Python's defaults"
     print(f"server: {server}; one Assistant, {users} users x {turns} turns at once, zero-latency model")
+    print(f"garbage collector: {gc}")
     columns = ("turns_per_s", "p50_ms", "p99_ms", "cpu_ms_per_turn", "foreign", "missing", "errors")
     print("repeat " + " ".join(f"{c:>15}" for c in columns))
     for i, r in enumerate(runs, 1):
@@ -202,6 +211,7 @@ async def main(users: int, turns: int, repeats: int, solo: int) -> None:
         json.dumps(
             {
                 "users": users,
+                "settled": settled,
                 "turns": users * turns,
                 "foreign": sum(int(r["foreign"]) for r in runs),
                 "missing": sum(int(r["missing"]) for r in runs),

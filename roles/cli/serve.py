@@ -90,12 +90,14 @@ async def check_store(settings: Settings) -> None:
 
 async def serve_command(settings: Settings, host: str | None, port: int | None) -> int:
     """`brain serve` in this process: one worker."""
+    from roles.http.server import settle_heap
+
     telemetry.configure(settings.telemetry)
     await check_store(settings)
     sock, url = listening_socket(host or settings.serve.host, settings.serve.port if port is None else port)
     announce(url, 1)
     try:
-        started = await serve_on(settings, sock)
+        started = await serve_on(settings, sock, settle_heap)
     finally:
         sock.close()
     print("brain serve: stopped", file=sys.stderr)

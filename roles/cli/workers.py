@@ -162,9 +162,10 @@ def _worker(settings: Settings, sock: socket.socket, ready: Connection) -> None:
     """One worker: `brain serve` on the parent's socket (a process of its own, spawned); says on `ready`
     when it serves."""
     from roles.cli.serve import serve_on
-    from roles.http.server import run_served
+    from roles.http.server import run_served, settle_heap
 
     def serving() -> None:
+        settle_heap()
         with contextlib.suppress(OSError):
             ready.send_bytes(b"1")
             ready.close()

@@ -4,6 +4,7 @@ one revocation across them (they share nothing but Redis)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -136,3 +137,14 @@ def test_workers_share_a_port_a_rate_limit_and_revocation(
     assert server.returncode == 0 and "brain serve: stopped" in errors, errors
     assert "starting another" in errors and "Traceback" not in errors.split("starting another")[1], errors
     assert _children(server.pid) == []
+
+
+def test_a_serving_process_settles_its_heap_and_a_library_process_does_not() -> None:
+    code = (
+        "import gc, json; import roles.http.server as s; before = gc.get_threshold(); s.settle_heap(); "
+        "print(json.dumps([before, gc.get_threshold(), gc.get_freeze_count()]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after, frozen = json.loads(done.stdout)
+    assert before[0] == 700  # importing the server changes nothing: only a serving process settles
+    assert after == [50_000, *before[1:]] and frozen > 10_000
