@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,8 +15,14 @@ __all__ = ["SCHEMA_VERSION", "Message", "check_text", "speaker"]
 SCHEMA_VERSION = 1
 
 
+_VERSION_4 = (0xF000 << 64 | 0xC000 << 48, 0x4000 << 64 | 0x8000 << 48)  # the bits a uuid4 sets
+
+
 def _new_id() -> str:
-    return uuid.uuid4().hex
+    """A random uuid4's 32 lower-case hex digits (`uuid.uuid4().hex`, at a fifth of its cost: every turn
+    makes several)."""
+    clear, ones = _VERSION_4
+    return f"{int.from_bytes(os.urandom(16)) & ~clear | ones:032x}"
 
 
 def _now() -> datetime:
