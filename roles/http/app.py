@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.telemetry import TelemetryConfig
 from starlette.routing import Route
 
 from brain import __version__
@@ -74,7 +75,13 @@ def create_app(
             async with mcp.session_manager.run():
                 yield
 
+    # telemetry off: FastAPI's own spans and metrics too (no span is ever made; it also skips a look at the
+    # global providers on every request)
+    off: TelemetryConfig | None = None
+    if not settings.telemetry.enabled:
+        off = {"tracing": False, "metrics": False, "logs": False}
     app = FastAPI(
+        telemetry=off,
         title="brain-assistant",
         version=__version__,
         summary="Memory for LLM assistants, per tenant: chat, facts over time, history, export, erasure.",

@@ -144,3 +144,15 @@ def test_configure_with_the_console_exporter_turns_it_on() -> None:
         assert telemetry.enabled()
     finally:
         telemetry.disable()
+
+
+def test_fastapi_makes_spans_of_its_own_only_while_telemetry_is_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry import trace
+
+    from roles.http import create_app
+
+    monkeypatch.setattr(trace, "get_tracer_provider", TracerProvider)  # a host's global provider
+    llm = {"base_url": "http://127.0.0.1:9/v1"}
+    off = create_app(Settings.model_validate({"llm": llm}))
+    on = create_app(Settings.model_validate({"llm": llm, "telemetry": {"enabled": True}}))
+    assert not off._native_telemetry.enabled() and on._native_telemetry.enabled()
