@@ -27,6 +27,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.maint_notifications import MaintNotificationsConfig
 
 from brain.backends.redis.lean_pool import FairBlockingPool, lean_execute, observed, wait_turn
+from brain.backends.redis.lean_script import LeanScript
 from brain.backends.redis.lean_send import LeanConnection
 from brain.backends.redis.multiplex import MULTIPLEXED, Multiplexer
 from brain.errors import ErasedError, StoreError
@@ -164,6 +165,9 @@ class TranslatingRedis(aioredis.Redis):
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
         return TranslatingPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)
+
+    def register_script(self, script: Any) -> LeanScript:  # type: ignore[override]  # AsyncScript
+        return LeanScript(self, script)
 
     async def aclose(self, close_connection_pool: bool | None = None) -> None:
         if self.multiplexer is not None:
