@@ -111,7 +111,7 @@ class Multiplexer:
             link = await self._open()
         future: asyncio.Future[Any] = self._loop.create_future()  # type: ignore[union-attr]
         if not self._queued:
-            self._loop.call_soon(self._flush, link)  # type: ignore[union-attr]
+            self._loop.call_soon(self._flush)  # type: ignore[union-attr]
         self._queued.append(b"".join(link.conn.pack_command(*args)))
         self._waiting.append(future)
         return await future
@@ -130,10 +130,12 @@ class Multiplexer:
             self._link = link
             return link
 
-    def _flush(self, link: _Link) -> None:
-        queued, waiting = self._queued, self._waiting
+    def _flush(self) -> None:
+        """Write what was queued since the last write, on the link in use now (any link of the pool's
+        connections packs a command the same way)."""
+        queued, waiting, link = self._queued, self._waiting, self._link
         self._queued, self._waiting = [], []
-        if link.broken or link is not self._link:  # lost meanwhile: these were never sent
+        if link is None or link.broken:  # lost meanwhile: these were never sent
             for future in waiting:
                 if not future.done():
                     future.set_exception(RedisConnectionError("Connection lost before the command was sent"))
