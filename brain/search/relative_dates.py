@@ -233,12 +233,9 @@ _EN_RULES: tuple[_Rule, ...] = (
 )
 _RULES = (*_CN_RULES, *_EN_RULES)
 _NEEDED = tuple(dict.fromkeys(w for *_, needs in _RULES for w in needs))
+"""Every rule's words: a text holding none of them has no time expression."""
 
 
-_ANY_WORDS = ("day", "tonight", "this", "ago", "last", "past", "week", "month", "year", *_MONTH_WORDS)
-"""What every English rule's match holds ("day" is in "today", "yesterday" and every weekday's name)."""
-_ANY_HAN = re.compile(r"[天周月年昨今前]|星期|礼拜")
-"""What every Chinese rule's match holds."""
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 """The letters beyond ASCII that a pattern ignoring case matches to an ASCII letter (İ ı ſ K)."""
 
@@ -255,7 +252,7 @@ def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | N
     the expressions whose words are only relative ("yesterday", "上周"; a month's name stays: it finds
     the day heading dated documents). Pure."""
     folded = _folded(text)
-    if not any(w in folded for w in _ANY_WORDS) and (text.isascii() or not _ANY_HAN.search(text)):
+    if not any(w in folded for w in _NEEDED):
         return None, text  # most questions: no rule can match
     return _on_day(text, datetime.fromtimestamp(asked_at, tz).date(), tz)
 
@@ -271,9 +268,8 @@ def _resolved(text: str, today: date, tz: tzinfo, *, gated: bool = True) -> tupl
     """`_on_day`'s answer; with `gated`, a rule runs only on a text holding one of its `needs`."""
     masked, kept, folded = text, list(text), _folded(text)
     found: list[_Days] = []
-    rules = _RULES if not text.isascii() and _ANY_HAN.search(text) else _EN_RULES
     present = {w for w in _NEEDED if w in folded}
-    for pattern, resolve, remove, needs in rules:
+    for pattern, resolve, remove, needs in _RULES:
         if gated and present.isdisjoint(needs):
             continue
         for match in list(pattern.finditer(masked)):
