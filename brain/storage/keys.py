@@ -61,6 +61,11 @@ class RateVerdict(BaseModel):
     count: int
     retry_after: int
 
+    @classmethod
+    def of(cls, count: int, limit: int, retry_after: int) -> RateVerdict:
+        """The verdict on a window's `count`-th request under `limit`."""
+        return cls(allowed=count <= limit, count=count, retry_after=retry_after)
+
 
 def digest(secret: str) -> str:
     """The stored form of a key. Pure."""

@@ -82,4 +82,4 @@ class MemoryApiKeyStore:
         self._counters = {name: held for name, held in self._counters.items() if held[1] > now}
         count = self._counters.get(counter, (0, 0.0))[0] + 1
         self._counters[counter] = (count, now + window_seconds * 2)
-        return RateVerdict(allowed=count <= limit, count=count, retry_after=retry)
+        return RateVerdict.of(count, limit, retry)

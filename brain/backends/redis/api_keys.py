@@ -121,13 +121,17 @@ class RedisApiKeyStore:
 
     async def hit(self, key_id: str, limit: int, window_seconds: int) -> RateVerdict:
         """Count one request of `key_id` in the current window (fixed windows, shared by every server)."""
-        window, retry = rate_window(time.time(), window_seconds)
-        counter = rate_key(self.prefix, key_id, window)
+        counter, retry = self._counter(key_id, window_seconds)
         async with self._client.pipeline(transaction=False) as pipe:
             pipe.incr(counter)
             pipe.expire(counter, window_seconds * 2)
             count, _ = await pipe.execute()
-        return RateVerdict(allowed=int(count) <= limit, count=int(count), retry_after=retry)
+        return RateVerdict.of(int(count), limit, retry)
+
+    def _counter(self, key_id: str, window_seconds: int) -> tuple[str, int]:
+        """The rate counter of `key_id`'s current window, and the seconds until the window ends."""
+        window, retry = rate_window(time.time(), window_seconds)
+        return rate_key(self.prefix, key_id, window), retry
 
     async def verify_counted(
         self, secret: str, limit: int, window_seconds: int
@@ -136,8 +140,7 @@ class RedisApiKeyStore:
         claimed = secret[len(KEY_PREFIX) : len(KEY_PREFIX) + 16]
         if self._counted is None or not limit or not well_formed(secret) or not _KEY_ID.fullmatch(claimed):
             return await verify_then_hit(self, secret, limit, window_seconds)
-        window, retry = rate_window(time.time(), window_seconds)
-        counter = rate_key(self.prefix, claimed, window)
+        counter, retry = self._counter(claimed, window_seconds)
         found = await self._counted(
             keys=[self._by_digest, counter], args=[digest(secret), f'"id":"{claimed}"', window_seconds * 2]
         )
@@ -146,8 +149,7 @@ class RedisApiKeyStore:
         key = _record(found[0])
         if not secret_names(secret, key) or len(found) < 2:
             return None, None
-        count = int(found[1])
-        return key, RateVerdict(allowed=count <= limit, count=count, retry_after=retry)
+        return key, RateVerdict.of(int(found[1]), limit, retry)
 
 
 def _record(raw: bytes | str) -> ApiKey:
