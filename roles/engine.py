@@ -40,6 +40,7 @@ from brain.storage.conversation import Conversation
 from brain.storage.facts import Fact
 from roles.access import check_new_chat
 from roles.after_commit import AfterCommit
+from roles.backoff import TurnBackoff
 from roles.locks import KeyedLocks
 from roles.modes.brain import BrainMode
 from roles.overflow import answer_recovering
@@ -76,6 +77,7 @@ class TurnEngine:
             runtime.memory_llm, runtime.tokenizer, self.memory_settings
         )
         self._locks = KeyedLocks()
+        self.summary_backoff = TurnBackoff()
         self.after_commit = AfterCommit()
         self.prompt_facts = PromptFacts(runtime)
 
@@ -301,16 +303,25 @@ class TurnEngine:
             return None
         return rewritten if rewritten.strip() != text.strip() else None
 
-    async def summarize(self, memory: BrainMemory) -> None:
+    async def summarize(self, memory: BrainMemory, *, forced: bool = False) -> None:
         """Fold the oldest unsummarized turns into the summary, keeping `keep_recent_share` of the window; a
-        failure is logged and tried again next turn (the answer can still be given from the window)."""
+        failure is logged and the answer is given from the window. After failures in a row the chat waits
+        more turns before the next try (`summary_backoff`), unless `forced` (a prompt that overflowed)."""
+        key = (raw_id(memory.user_id, "user_id"), raw_id(memory.chat_id, "chat_id"))
+        if not forced and self.summary_backoff.waiting(key, memory.turn_count):
+            return
         keep = self.window.share(self.memory_settings.keep_recent_share)
         try:
             await memory.summarize(
                 self.summarizer, self.memory_settings.summary_max_words, keep_language=True, keep_recent=keep
             )
         except BrainError as exc:
-            _log.warning("summarizing a chat failed, will retry next turn: %s", exc)
+            wait = self.summary_backoff.failed(key, memory.turn_count)
+            failures = self.summary_backoff.failures(key)
+            message = "summarizing a chat failed (%d in a row); tried again in %d exchange(s): %s"
+            _log.warning(message, failures, wait, exc)
+        else:
+            self.summary_backoff.succeeded(key)
 
     async def talk(
         self, turn: Turn, prompt: list[ChatMessage], refit: Refit | None = None

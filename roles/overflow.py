@@ -44,7 +44,7 @@ async def answer_recovering(
         except BrainError as exc:  # as in `summarize`: nothing was folded, and the turn ends below
             _log.warning("summarizing a chat failed: %s", exc)
     else:
-        await host.summarize(memory)
+        await host.summarize(memory, forced=True)
     if memory.summary_upto == folded:
         raise ContextOverflowError(
             f"the prompt does not fit the model's context window, and summarizing the chat freed no "

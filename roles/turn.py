@@ -82,8 +82,9 @@ class Host(Protocol):
         """The memory tiers; `ConfigError` without a backend."""
         ...
 
-    async def summarize(self, memory: BrainMemory) -> None:
-        """Fold the oldest unsummarized turns into the summary; a failure is logged, the turn goes on."""
+    async def summarize(self, memory: BrainMemory, *, forced: bool = False) -> None:
+        """Fold the oldest unsummarized turns into the summary; a failure is logged, the turn goes on.
+        After failures in a row the chat waits some turns before the next try, unless `forced`."""
         ...
 
     async def recalled_facts(

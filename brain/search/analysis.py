@@ -89,6 +89,7 @@ _CN_MONTH_DAY = re.compile(r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _CN_MONTH = re.compile(r"(?<![\d年])(\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月(?!份?[\d])")
 _CN_YEAR = re.compile(r"(\d{4})\s*年")
 _ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")
+_DIGIT = re.compile(r"\d")
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KANA = "\u3040-\u30ff"
 _HANGUL = "\uac00-\ud7af"
@@ -118,6 +119,8 @@ def _month(number: str) -> str:
 
 def _dates(text: str) -> str:
     """Numeric and Chinese dates rewritten as words (day, month name, year). Pure."""
+    if "年" not in text and "月" not in text and not _DIGIT.search(text):
+        return text  # every form has a digit or one of those characters
     text = _ISO.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
     if "年" in text or "月" in text:  # every Chinese form has one of them
         text = _CN_FULL.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
@@ -125,7 +128,16 @@ def _dates(text: str) -> str:
         text = _CN_MONTH_DAY.sub(lambda m: f" {int(m[2])} {_month(m[1])} ", text)
         text = _CN_MONTH.sub(lambda m: f" {_month(m[1])} ", text)
         text = _CN_YEAR.sub(lambda m: f" {m[1]} ", text)
-    return _ORDINAL.sub(r"\1", text)
+    return _ORDINAL.sub(_number_of, text)
+
+
+def _number_of(ordinal: re.Match[str]) -> str:
+    return ordinal[1]
+
+
+def _prepared(text: str) -> str:
+    """`text` as its words are found in it: NFKC, lower case, dates as words."""
+    return _dates(unicodedata.normalize("NFKC", text).lower())
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -173,32 +185,42 @@ def _segmented(run: str, level: int) -> Iterator[tuple[str, bool]]:
             yield from ((c, True) for c in word)
 
 
-def _words(text: str, level: int) -> Iterator[tuple[str, bool]]:
-    """(term, whether a character of a longer word), without stop words: a Latin word's are found by its
-    written form (and up to analysis "3" by its stem too)."""
-    for match in _TOKEN.finditer(_dates(unicodedata.normalize("NFKC", text).lower())):
+def _words(prepared: str, level: int) -> list[tuple[str, bool]]:
+    """(term, whether a character of a longer word) of a `_prepared` text, without stop words, each at most
+    `MAX_TERM` characters: a Latin word's are found by its written form (and up to analysis "3" by its
+    stem too)."""
+    found: list[tuple[str, bool]] = []
+    add, irregular = found.append, level >= 4
+    for match in _TOKEN.finditer(prepared):
         kind, token = match.lastgroup, match[0]
-        if kind == "han":
-            yield from ((w, c) for w, c in _han(token, level) if w not in STOPWORDS)
+        if kind == "word":
+            if token not in STOPWORDS and ((word := stem(token, irregular)) not in STOPWORDS or irregular):
+                add((word[:MAX_TERM], False))
+        elif kind == "han":
+            found += ((w[:MAX_TERM], c) for w, c in _han(token, level) if w not in STOPWORDS)
         elif kind == "cjk":
-            yield from ((b, False) for b in _bigrams(token) if b not in STOPWORDS)
-        elif kind == "num":
-            yield (token.lstrip("0") or "0" if len(token) <= 2 else token), False
-        elif token not in STOPWORDS and ((word := stem(token, level >= 4)) not in STOPWORDS or level >= 4):
-            yield word, False
+            found += ((b, False) for b in _bigrams(token) if b not in STOPWORDS)
+        else:  # a number
+            add(((token.lstrip("0") or "0" if len(token) <= 2 else token)[:MAX_TERM], False))
+    return found
 
 
 def dated(text: str) -> bool:
     """Whether `text` tells a time of its own (the day heading a dated index's document aside). Pure."""
     heading = _HEADING.match(text)
-    body = text[heading.end() :] if heading else text
-    return bool(_WHEN.search(_dates(unicodedata.normalize("NFKC", body).lower())))
+    return _dated(_prepared(text[heading.end() :] if heading else text))
 
 
-def _terms(text: str, level: int) -> Iterator[tuple[str, bool]]:
-    yield from ((w[:MAX_TERM], char) for w, char in _words(text, level))
-    if level >= 4 and dated(text):
-        yield DATED, False
+def _dated(prepared: str) -> bool:
+    return bool(_WHEN.search(prepared))
+
+
+def _terms(text: str, level: int) -> list[tuple[str, bool]]:
+    prepared = _prepared(text)
+    found = _words(prepared, level)
+    if level >= 4 and (dated(text) if _HEADING.match(text) else _dated(prepared)):
+        found.append((DATED, False))
+    return found
 
 
 def terms(text: str, *, chars: bool = True, level: int = 4) -> list[str]:
