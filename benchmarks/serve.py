@@ -3,7 +3,7 @@
 - A loopback OpenAI-compatible model (uvicorn, zero latency) streams back every `<Un>` marker its prompt
   holds: an answer with another client's marker means a prompt held another tenant's memory. Facts are on
   (the default): the servers' fact worker extracts from every turn, and the model answers its (non-streamed)
-  requests with no facts, as for small talk.
+  requests with no facts, as for small talk (and a short summary when asked to fold turns into one).
 - 500 clients, each with its own API key (its own tenant), say 20 turns each at once over HTTP
   (`POST /v1/chat`, server-sent events) against `brain serve --workers N` for N = 1, 2, 4, ... up to the
   cores here (`--cores`), then against two single-process servers on the same Redis (each client
@@ -56,12 +56,14 @@ MARKER = re.compile(r"<U\\d+>")
 
 async def chat(request):
     body = await request.json()
+    prompt = " ".join(m.get("content") or "" for m in body["messages"])
     if not body.get("stream"):  # the fact worker's extraction: a valid answer, no facts in small talk
-        message = {"role": "assistant", "content": '{"facts": []}'}
+        folds = "rolling summary" in prompt  # asked to fold turns into the summary in the same call
+        content = '{"facts": [], "summary": "Small talk."}' if folds else '{"facts": []}'
+        message = {"role": "assistant", "content": content}
         return JSONResponse({"id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
                              "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                              "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
-    prompt = " ".join(m.get("content") or "" for m in body["messages"])
     text = "Noted " + " ".join(sorted(set(MARKER.findall(prompt)))) + "."
     async def events():
         for piece in (text[:6], text[6:]):

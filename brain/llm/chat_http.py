@@ -1,8 +1,10 @@
-"""Chat completions over aiohttp: the request every turn makes, without the SDK's per-call work.
+"""Chat completions without the SDK's per-call work: the request every turn makes.
 
 With many streams at once the `openai` SDK over httpx costs milliseconds of CPU per call (request options,
 a connection pool that scans every pooled connection, stream wrappers); `benchmarks/serve.py` measured ~3.7
-ms per streamed call at 500 streams, against ~0.25 ms for the same call over aiohttp. `ChatHTTP` sends the
+ms per streamed call at 500 streams, against ~0.25 ms for the same call over aiohttp and ~0.07 ms over
+`brain.llm.lean_http` (asyncio protocols and httptools), which is used wherever it applies (no proxy: then
+aiohttp, which tunnels through one). `ChatHTTP` sends the
 SDK's own request (its URL, headers and auth, taken from the client it was built from) and keeps its
 behaviour: retries with the same rules (`brain.llm.retries`), the same exceptions (`openai.APIStatusError`
 and its subclasses, `APIConnectionError`, `APITimeoutError`, an `APIError` for an error inside a stream),
@@ -28,12 +30,14 @@ import aiohttp
 import httpx2
 import openai
 
+from brain.llm.lean_http import LeanHTTP, LeanResponse
 from brain.llm.retries import retry_delay, should_retry
 
 __all__ = ["ChatHTTP", "read_events"]
 
 _log = logging.getLogger("brain.llm")
 _DECODED = ("content-encoding", "content-length", "transfer-encoding")  # the body is already decoded
+Response = aiohttp.ClientResponse | LeanResponse
 _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
     400: openai.BadRequestError,
     401: openai.AuthenticationError,
@@ -58,8 +62,14 @@ class ChatHTTP:
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds)
         self._proxy = _env_proxy(self.url)
         self._session: aiohttp.ClientSession | None = None
+        self._seconds = seconds
+        self._lean: LeanHTTP | None = None
+        self._lean_applies = self._proxy is None  # until `for_url` says otherwise
 
     async def aclose(self) -> None:
+        if self._lean is not None:
+            await self._lean.aclose()
+            self._lean = None
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -90,6 +100,16 @@ class ChatHTTP:
             else:
                 response.close()
 
+    def _pool(self) -> LeanHTTP | None:
+        """The lean transport, where it applies (no proxy; see `brain.llm.lean_http`)."""
+        if self._lean is None and self._lean_applies:
+            tls = _tls_context() if self.url.startswith("https:") else None
+            self._lean = LeanHTTP.for_url(
+                self.url, self._headers, connect_timeout=self._seconds, read_timeout=self._seconds, tls=tls
+            )
+            self._lean_applies = self._lean is not None
+        return self._lean
+
     def _http(self) -> aiohttp.ClientSession:
         if self._session is None:
             # The environment (proxy, CA bundle) is read once, here and in __init__, as httpx reads it:
@@ -99,7 +119,7 @@ class ChatHTTP:
             self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
         return self._session
 
-    async def _send(self, body: Mapping[str, Any]) -> aiohttp.ClientResponse:
+    async def _send(self, body: Mapping[str, Any]) -> Response:
         """The response (2xx) to `body`, retried as the SDK retries; the SDK's exception otherwise."""
         data = json.dumps(body).encode()
         attempt = 0
@@ -107,8 +127,13 @@ class ChatHTTP:
             headers: Mapping[str, str] = {}
             _log.debug("POST %s (attempt %d of %d)", self.url, attempt + 1, self._retries + 1)
             try:
-                response = await self._http().post(
-                    self.url, data=data, headers=self._headers, proxy=self._proxy
+                lean = self._pool()
+                response: Response = (
+                    await lean.post(data)
+                    if lean is not None
+                    else await self._http().post(
+                        self.url, data=data, headers=self._headers, proxy=self._proxy
+                    )
                 )
             except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                 error: openai.APIError = _failure(self.url, exc)
@@ -159,7 +184,7 @@ async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
         yield decoded
 
 
-async def _lines(response: aiohttp.ClientResponse, url: str) -> AsyncIterator[str]:
+async def _lines(response: Response, url: str) -> AsyncIterator[str]:
     try:
         async for raw in response.content:
             yield raw.decode().rstrip("\r\n")
@@ -167,7 +192,7 @@ async def _lines(response: aiohttp.ClientResponse, url: str) -> AsyncIterator[st
         raise _failure(url, exc) from exc
 
 
-async def _drained(response: aiohttp.ClientResponse) -> bool:
+async def _drained(response: Response) -> bool:
     """Whether the rest of a stream after `[DONE]` (its end) was read within a second: the connection
     can then be reused. A server that holds the stream open after `[DONE]` gets its connection closed."""
     if response.content.at_eof():
@@ -216,12 +241,12 @@ def _failure(url: str, exc: BaseException) -> openai.APIError:
     return openai.APIConnectionError(message=f"Connection error: {exc}", request=_request("POST", url))
 
 
-async def _status_error(url: str, response: aiohttp.ClientResponse) -> openai.APIStatusError:
+async def _status_error(url: str, response: Response) -> openai.APIStatusError:
     """The SDK's exception for an error status, with the body it would carry (the `error` object when
     there is one), read in full and the connection released."""
     try:
         raw = await response.read()
-    except aiohttp.ClientError:
+    except (aiohttp.ClientError, OSError):
         raw = b""
     finally:
         response.release()
