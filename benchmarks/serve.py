@@ -10,13 +10,15 @@
   alternating between them). Counted: turns/s, p50/p99 per turn, errors, cross-tenant answers, every chat
   read back afterwards (only its own markers, none missing), and the servers' CPU per turn (user + system
   time of the server processes and their workers, from /proc, over the load).
-- `--baseline REV`: the same load first against one `brain serve` of another revision (a temporary
-  worktree), for the CPU-per-turn ratio measured in the same run.
+- `--baseline REV`: the same load against one `brain serve` of another revision (a temporary worktree),
+  for the CPU-per-turn ratio measured in the same run. `--repeats N` loads one worker (and the baseline,
+  in turn with it, each going first in turn) N times and reports each figure's median: a noisy machine's
+  ratio.
 - MCP: `search_memories` round trips over stdio (`brain mcp`) and over streamable HTTP (`/mcp`).
 
 Prints a table, then one JSON line.
 
-    python benchmarks/serve.py [--clients 500 --turns 20] [--cores N] [--baseline e04a5d0]
+    python benchmarks/serve.py [--clients 500 --turns 20] [--cores N] [--baseline e04a5d0 --repeats 3]
 """
 
 from __future__ import annotations
@@ -148,6 +150,15 @@ def revision_command(tree: Path) -> list[str]:
     return [sys.executable, "-c", code, "serve", "--port", "0"]
 
 
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over `runs` (errors and cross-tenant answers: their sum)."""
+    summed = ("errors", "cross_tenant")
+    return {
+        key: sum(r[key] for r in runs) if key in summed else statistics.median(r[key] for r in runs)
+        for key in runs[0]
+    }
+
+
 def worker_counts(cores: int) -> list[int]:
     """1, 2, 4, ... up to `cores` (and `cores` itself)."""
     counts, n = [], 1
@@ -164,6 +175,12 @@ async def main() -> None:
     parser.add_argument("--mcp-calls", type=int, default=200)
     parser.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="largest worker count")
     parser.add_argument("--baseline", metavar="REV", help="also measure one `brain serve` of REV")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="loads of one worker (and of the baseline, in turn with it): medians reported",
+    )
     options = parser.parse_args()
     results: dict[str, dict[str, float]] = {}
     baseline = revision_tree(options.baseline) if options.baseline else contextlib.nullcontext(None)
@@ -183,13 +200,20 @@ async def main() -> None:
             keys = RedisApiKeyStore(client)
             secrets = [(await keys.create(f"user-{u}"))[1] for u in range(options.clients)]
             await client.aclose()
-            if tree is not None:
-                async with servers([revision_command(tree)], env, cwd=str(tree)) as (urls, pids):
-                    results["baseline"] = await load(urls, pids, secrets, options.turns, "baseline")
+            paired: dict[str, list[dict[str, float]]] = {"baseline": [], "workers 1": []}
+            for rep in range(options.repeats):  # the baseline and one worker in turn, each first in turn
+                sides = [("workers 1", [[*serve, "--workers", "1"]], None)]
+                if tree is not None:
+                    sides.insert(rep % 2, ("baseline", [revision_command(tree)], str(tree)))
+                for name, commands, cwd in sides:
+                    async with servers(commands, env, cwd=cwd) as (urls, pids):
+                        paired[name].append(await load(urls, pids, secrets, options.turns, f"{name}-{rep}"))
+            results.update({name: median_of(runs) for name, runs in paired.items() if runs})
             for n in worker_counts(options.cores):
                 async with servers([[*serve, "--workers", str(n)]], env) as (urls, pids):
-                    results[f"workers {n}"] = await load(urls, pids, secrets, options.turns, f"w{n}")
-                    if n == 1:
+                    if n > 1:
+                        results[f"workers {n}"] = await load(urls, pids, secrets, options.turns, f"w{n}")
+                    else:
                         stdio_p50, http_p50, raw_p50 = await mcp_round_trips(
                             urls[0], secrets[0], env, options.mcp_calls
                         )
@@ -225,6 +249,7 @@ async def main() -> None:
         json.dumps(
             {
                 "clients": options.clients,
+                "repeats": options.repeats,
                 "turns": options.clients * options.turns,
                 "turns_per_s": round(one["turns_per_s"]),
                 "p50_ms": round(one["p50_ms"], 1),
