@@ -145,9 +145,12 @@ def raw_round_trips(url: str, secret: str, arguments: dict[str, object], calls: 
 
 
 def revision_command(tree: Path) -> list[str]:
-    """`brain serve` as the revision checked out at `tree` runs it (its own packages first on the path)."""
+    """`brain serve` as the revision checked out at `tree` runs it (its own packages first on the path), in
+    one process as "workers 1" runs: a revision with `--workers` would otherwise start one per core."""
     code = f"import sys; sys.path.insert(0, {str(tree)!r}); from roles.cli import main; sys.exit(main())"
-    return [sys.executable, "-c", code, "serve", "--port", "0"]
+    parser = tree / "roles" / "cli" / "parser.py"
+    one = ["--workers", "1"] if parser.exists() and '"--workers"' in parser.read_text() else []
+    return [sys.executable, "-c", code, "serve", "--port", "0", *one]
 
 
 def median_of(runs: list[dict[str, float]]) -> dict[str, float]:

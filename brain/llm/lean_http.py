@@ -37,14 +37,14 @@ class _Connection(asyncio.Protocol):
         self.pieces: deque[bytes] = deque()
         self.headers: list[tuple[str, str]] = []
         self.status = 0
-        self.head = self.complete = self.lost = self.answered = self.keep_alive = False
+        self.head = self.complete = self.lost = self.answered = self.keep_alive = self.delimited = False
         self.error: OSError | None = None
         self.waiter: asyncio.Future[None] | None = None
 
     def reset(self) -> None:
         self.parser = httptools.HttpResponseParser(self)
         self.headers, self.status = [], 0
-        self.head = self.complete = self.answered = self.keep_alive = False
+        self.head = self.complete = self.answered = self.keep_alive = self.delimited = False
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -62,6 +62,8 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
+        if self.head and not self.delimited and exc is None:
+            self.complete = True  # a body without a length or chunks ends with its connection
         if not self.complete:
             reason = f": {exc}" if exc is not None else ""
             self._fail(
@@ -75,6 +77,7 @@ class _Connection(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         self.status, self.head = self.parser.get_status_code(), True
+        self.delimited = any(k.lower() in ("content-length", "transfer-encoding") for k, _ in self.headers)
 
     def on_body(self, body: bytes) -> None:
         self.pieces.append(body)

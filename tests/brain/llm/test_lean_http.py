@@ -186,6 +186,31 @@ async def test_a_chunked_body_is_read_line_by_line_across_chunks() -> None:
 
 
 @on_both_loops
+async def test_a_body_without_a_length_ends_with_its_connection() -> None:
+    for version in (b"1.0", b"1.1"):
+        await _until_close(version)
+
+
+async def _until_close(version: bytes) -> None:
+    async def until_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await request_of(reader)
+        writer.write(
+            b"HTTP/%s 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n" % version
+        )
+        for line in SSE.split(b"\n"):
+            writer.write(line + b"\n")
+            await writer.drain()
+
+    endpoint = Endpoint(until_close)
+    async with endpoint as url:
+        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+        await _streams(chat, 2)
+        assert chat._lean is not None and not chat._lean._idle  # not kept: the server closed it
+        await chat.aclose()
+    assert endpoint.connections == 2
+
+
+@on_both_loops
 async def test_leaving_a_stream_early_closes_its_connection() -> None:
     requests: list[bytes] = []
     async with Endpoint(keep_alive(requests)) as url:
