@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import openai
 import pytest
@@ -14,6 +16,7 @@ import uvloop
 
 from brain.llm.chat_http import ChatHTTP
 from brain.llm.lean_http import LeanHTTP
+from tests.support.certs import make_certs
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 CHUNK = {"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]}
@@ -31,8 +34,8 @@ async def request_of(reader: asyncio.StreamReader) -> bytes:
 class Endpoint:
     """A loopback HTTP/1.1 server whose every connection runs `handler`; counts connections."""
 
-    def __init__(self, handler: Handler) -> None:
-        self.handler, self.connections, self.requests = handler, 0, []
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
+        self.handler, self.tls, self.connections = handler, tls, 0
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -44,8 +47,9 @@ class Endpoint:
             writer.close()
 
     async def __aenter__(self) -> str:
-        self.server = await asyncio.start_server(self.serve, "127.0.0.1", 0)
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
+        self.server = await asyncio.start_server(self.serve, "127.0.0.1", 0, ssl=self.tls)
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://localhost:{self.server.sockets[0].getsockname()[1]}/v1"
 
     async def __aexit__(self, *_: object) -> None:
         self.server.close()
@@ -98,7 +102,11 @@ async def test_connections_are_kept_alive_and_reused() -> None:
     assert chat._lean is None and len(requests) == 11 and endpoint.connections == 3
     first = requests[0].decode()
     assert first.startswith("POST /v1/chat/completions HTTP/1.1\r\n")
-    assert "Authorization: Bearer sk-test\r\n" in first and "Content-Type: application/json\r\n" in first
+    assert (
+        "Host: localhost:" in first
+        and "Authorization: Bearer sk-test\r\n" in first
+        and "Content-Type: application/json\r\n" in first
+    )
     assert json.loads(first.split("\r\n\r\n", 1)[1]) == {"model": "m", "stream": True}
 
 
@@ -240,3 +248,24 @@ async def test_with_a_proxy_the_request_goes_over_aiohttp(monkeypatch: pytest.Mo
         await _streams(chat, 1)
     assert chat._lean is None and chat._session is not None
     await chat.aclose()
+
+
+async def test_https_checks_the_servers_certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_certs(tmp_path)
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(tmp_path / "server.crt", tmp_path / "server.key")
+    requests: list[bytes] = []
+    endpoint = Endpoint(keep_alive(requests), tls=tls)
+    async with endpoint as url:
+        for trusted in (False, True):  # certifi's bundle does not know the test's authority; then it does
+            if trusted:
+                monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.crt"))
+            chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+            if trusted:
+                await _streams(chat, 3)
+            else:
+                with pytest.raises(openai.APIConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+                    await _streams(chat, 1)
+            assert chat._lean is not None and chat._session is None  # over the lean transport, with TLS
+            await chat.aclose()
+    assert len(requests) == 3 and endpoint.connections == 1  # the refused handshake never got that far

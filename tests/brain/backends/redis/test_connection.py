@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import time
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 import redis
 
 from brain import RedisConnection, Settings, StoreError
+from tests.support.certs import make_certs
 from tests.support.servers import RedisServerProcess, free_port
 
 
@@ -67,58 +67,6 @@ async def test_unix_socket(tmp_path: Path) -> None:
             assert await conn.client.ping()
     finally:
         server.stop()
-
-
-def make_certs(directory: Path) -> None:
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
-
-    run(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=brain-test-ca",
-    )
-    run(
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=localhost",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost",
-    )
-    run(
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.crt",
-        "-days",
-        "2",
-        "-copy_extensions",
-        "copy",
-    )
 
 
 async def test_tls_with_ca_bundle(tmp_path: Path) -> None:
