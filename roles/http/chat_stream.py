@@ -37,6 +37,7 @@ PATH = "/v1/chat"
 # What `StreamingResponse(media_type="text/event-stream", headers={"Cache-Control": "no-store"})` sends.
 HEADERS = [(b"cache-control", b"no-store"), (b"content-type", b"text/event-stream; charset=utf-8")]
 _FALLBACK = "brain.chat.fallback"  # set in a scope handed on to the FastAPI route
+_LAST = (b"event: done\n", b"event: error\n")  # what `sse_events` ends with
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
@@ -164,10 +165,14 @@ async def _stream(frames: AsyncGenerator[bytes, None], receive: Receive, send: S
     listener = asyncio.ensure_future(listen())
     try:
         await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+        last = b""
         async for frame in frames:
+            if frame.startswith(_LAST):  # `done` or `error` ends the events: sent with the body's end
+                last = frame
+                break
             await send({"type": "http.response.body", "body": frame, "more_body": True})
         done = True
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await send({"type": "http.response.body", "body": last, "more_body": False})
     except asyncio.CancelledError:
         if not gone or task.uncancel() > 0:
             raise

@@ -215,3 +215,25 @@ async def test_a_whole_stream_ends_its_response_and_stops_listening() -> None:
         ("http.response.body", b"", False),
     ]
     assert sent[0]["status"] == 200 and sent[0]["headers"] == HEADERS
+
+
+@pytest.mark.parametrize("last", [sse("done", {"chat_id": "c", "text": "ab"}), sse("error", {"detail": "x"})])
+async def test_the_last_event_goes_out_with_the_end_of_the_body(last: bytes) -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def frames() -> AsyncGenerator[bytes, None]:
+        yield delta_frame("a")
+        yield last
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await _stream(frames(), receive, send)
+    assert [(m.get("body"), m.get("more_body")) for m in sent[1:]] == [
+        (delta_frame("a"), True),
+        (last, False),  # one write: the event and the chunked body's end
+    ]
