@@ -57,6 +57,11 @@ _NEWEST_EXCHANGE = 2 + 4 * 32
 """Turns read to find the newest exchange: its question, answer and the steps of many tool rounds."""
 
 
+def _chat_key(user_id: str | bytes, chat_id: str | bytes) -> tuple[bytes, bytes]:
+    """A chat as the engine's per-chat tables (locks, summary backoff) know it."""
+    return raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id")
+
+
 class TurnEngine:
     """Turns for every user and chat of one runtime, in the memory `mode` (a strategy, `roles.modes`)."""
 
@@ -146,7 +151,7 @@ class TurnEngine:
 
     def lock(self, user_id: str | bytes, chat_id: str | bytes) -> AbstractAsyncContextManager[None]:
         """The chat's lock: calls on one chat in this process run one at a time."""
-        return self._locks.hold((raw_id(user_id, "user_id"), raw_id(chat_id, "chat_id")))
+        return self._locks.hold(_chat_key(user_id, chat_id))
 
     @contextlib.asynccontextmanager
     async def chat_memory(
@@ -307,7 +312,7 @@ class TurnEngine:
         """Fold the oldest unsummarized turns into the summary, keeping `keep_recent_share` of the window; a
         failure is logged and the answer is given from the window. After failures in a row the chat waits
         more turns before the next try (`summary_backoff`), unless `forced` (a prompt that overflowed)."""
-        key = (raw_id(memory.user_id, "user_id"), raw_id(memory.chat_id, "chat_id"))
+        key = _chat_key(memory.user_id, memory.chat_id)
         if not forced and self.summary_backoff.waiting(key, memory.turn_count):
             return
         keep = self.window.share(self.memory_settings.keep_recent_share)

@@ -33,17 +33,17 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.parser = httptools.HttpResponseParser(self)
         self.pieces: deque[bytes] = deque()
-        self.headers: list[tuple[str, str]] = []
-        self.status = 0
-        self.head = self.complete = self.lost = self.answered = self.keep_alive = self.delimited = False
+        self.lost = False
         self.error: OSError | None = None
         self.waiter: asyncio.Future[None] | None = None
+        self.reset()
 
     def reset(self) -> None:
+        """Ready for the next response (the connection's own state stays)."""
         self.parser = httptools.HttpResponseParser(self)
-        self.headers, self.status = [], 0
+        self.headers: list[tuple[str, str]] = []
+        self.status = 0
         self.head = self.complete = self.answered = self.keep_alive = self.delimited = False
 
     # asyncio.Protocol

@@ -119,10 +119,11 @@ def _month(number: str) -> str:
 
 def _dates(text: str) -> str:
     """Numeric and Chinese dates rewritten as words (day, month name, year). Pure."""
-    if "年" not in text and "月" not in text and not _DIGIT.search(text):
-        return text  # every form has a digit or one of those characters
+    chinese = "年" in text or "月" in text  # every Chinese form has one of them
+    if not chinese and not _DIGIT.search(text):
+        return text  # every other form has a digit
     text = _ISO.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
-    if "年" in text or "月" in text:  # every Chinese form has one of them
+    if chinese:  # the numeric rewrite above adds neither character
         text = _CN_FULL.sub(lambda m: f" {int(m[3])} {_month(m[2])} {m[1]} ", text)
         text = _CN_YEAR_MONTH.sub(lambda m: f" {_month(m[2])} {m[1]} ", text)
         text = _CN_MONTH_DAY.sub(lambda m: f" {int(m[2])} {_month(m[1])} ", text)
