@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -62,3 +63,11 @@ async def wait_ready(url: str, tries: int = 400) -> None:
                     return
             await asyncio.sleep(0.05)
     raise AssertionError(f"{url} never got ready")
+
+
+def to_a_fresh_window(window_seconds: int = 60) -> float:
+    """The seconds to wait before counting requests against a rate limit: rate limits count in fixed
+    windows of wall-clock time, so when the current one ends within a few seconds, until the next begins
+    (a test crossing the end saw its counts start again); else none."""
+    left = window_seconds - time.time() % window_seconds
+    return left + 0.05 if left < min(10.0, window_seconds / 2) else 0.0

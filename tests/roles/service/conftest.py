@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from brain.runtime import local_runtime
 from brain.settings import Settings
 from brain.storage.keys import ApiKeyStore
 from roles.http import create_app
-from tests.support.serving import assistant_of, serving
+from tests.support.serving import assistant_of, serving, to_a_fresh_window
 
 
 @dataclass
@@ -57,6 +58,8 @@ async def served_with(llm: Any, settings: Settings, redis_url: str) -> AsyncIter
     await client.flushdb()
     runtime = local_runtime(llm, settings=settings, backend=RedisBackend.for_settings(client, settings))
     async with serving(create_app(settings, assistant_of(runtime)), settings.serve) as url:
+        if settings.serve.rate_limit or settings.serve.auth_failure_limit:
+            await asyncio.sleep(to_a_fresh_window(settings.serve.rate_window_seconds))
         yield Served(url, llm, client, RedisApiKeyStore(client, prefix="svc"), settings)
     await client.aclose()
 
