@@ -8,9 +8,13 @@
   (`POST /v1/chat`, server-sent events) against `brain serve --workers N` for N = 1, 2, 4, ... up to the
   cores here (`--cores`), then against two single-process servers on the same Redis (each client
   alternating between them). Counted: turns/s, p50/p99 per turn, errors, cross-tenant answers, every chat
-  read back afterwards (only its own markers, none missing), and the servers' CPU per turn (user + system
-  time of the server processes and their workers, from /proc, over the load).
-- `--baseline REV`: the same load against one `brain serve` of another revision (a temporary worktree),
+  read back afterwards (only its own markers, none missing), the servers' CPU per turn (user + system
+  time of the server processes and their workers, from /proc, over the load), Redis's CPU share, and each
+  worker count's turns/s per worker against one worker's.
+- The clients run in `--client-procs` processes and the model in `--model-procs` (each cores / 4): on many
+  cores one process of either would be the bottleneck, not the servers. `--redis-io-threads` for Redis.
+- `--baseline REV`: the same load against one `brain serve` of another revision (a temporary worktree, or
+  a directory holding that revision's tree, e.g. `git archive REV brain roles actions config`),
   for the CPU-per-turn ratio measured in the same run. `--repeats N` loads one worker (and the baseline,
   in turn with it, each going first in turn) N times and reports each figure's median: a noisy machine's
   ratio.
@@ -46,9 +50,9 @@ from benchmarks.common.servers import local_redis
 from brain.backends.redis.api_keys import RedisApiKeyStore
 from brain.backends.redis.client import TranslatingRedis
 
-BRAIN = str(Path(sys.executable).parent / "brain")
+ROOT = Path(__file__).resolve().parent.parent
 MODEL = """
-import json, re, sys
+import json, re, socket, sys
 import uvicorn
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, StreamingResponse
@@ -80,7 +84,11 @@ async def chat(request):
     return StreamingResponse(events(), media_type="text/event-stream")
 
 app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+# Several of these share the port (SO_REUSEPORT): a many-core load needs more than one model process.
+sock = socket.socket()
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+sock.bind(("127.0.0.1", int(sys.argv[1])))
+uvicorn.Server(uvicorn.Config(app, log_level="warning", backlog=4096)).run(sockets=[sock])
 """
 
 
@@ -106,7 +114,8 @@ async def mcp_round_trips(
             samples.append(time.perf_counter() - started)
         return statistics.median(samples) * 1000
 
-    stdio = StdioServerParameters(command=BRAIN, args=["mcp", "--user", "user-0"], env=env)
+    brain = brain_command(ROOT)
+    stdio = StdioServerParameters(command=brain[0], args=[*brain[1:], "mcp", "--user", "user-0"], env=env)
     async with Client(stdio) as client:
         stdio_p50 = await timed(client)
     headers = {"Authorization": f"Bearer {secret}"}
@@ -144,13 +153,19 @@ def raw_round_trips(url: str, secret: str, arguments: dict[str, object], calls: 
     return statistics.median(samples) * 1000
 
 
-def revision_command(tree: Path) -> list[str]:
-    """`brain serve` as the revision checked out at `tree` runs it (its own packages first on the path), in
-    one process as "workers 1" runs: a revision with `--workers` would otherwise start one per core."""
+def brain_command(tree: Path) -> list[str]:
+    """`brain` as the checkout at `tree` runs it (its own packages first on the path): no installed script
+    needed, so a machine given only the tree and the dependencies runs it too."""
     code = f"import sys; sys.path.insert(0, {str(tree)!r}); from roles.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", code]
+
+
+def revision_command(tree: Path) -> list[str]:
+    """`brain serve` of the revision at `tree`, in one process as "workers 1" runs: a revision with
+    `--workers` would otherwise start one per core."""
     parser = tree / "roles" / "cli" / "parser.py"
     one = ["--workers", "1"] if parser.exists() and '"--workers"' in parser.read_text() else []
-    return [sys.executable, "-c", code, "serve", "--port", "0", *one]
+    return [*brain_command(tree), "serve", "--port", "0", *one]
 
 
 def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -184,10 +199,19 @@ async def main() -> None:
         default=1,
         help="loads of one worker (and of the baseline, in turn with it): medians reported",
     )
+    helpers = max(1, (os.cpu_count() or 1) // 4)
+    parser.add_argument(
+        "--client-procs", type=int, default=helpers, help="processes running the clients (cores / 4)"
+    )
+    parser.add_argument(
+        "--model-procs", type=int, default=helpers, help="loopback model processes (cores / 4)"
+    )
+    parser.add_argument("--redis-io-threads", type=int, default=1, help="the Redis server's I/O threads")
     options = parser.parse_args()
+    began = time.monotonic()
     results: dict[str, dict[str, float]] = {}
     baseline = revision_tree(options.baseline) if options.baseline else contextlib.nullcontext(None)
-    with local_redis() as (redis_url, described), baseline as tree:
+    with local_redis(options.redis_io_threads) as (redis_url, described), baseline as tree:
         port = free_port()
         env = {
             **os.environ,
@@ -197,12 +221,32 @@ async def main() -> None:
             "BRAIN_CONFIG": "/dev/null",
             "BRAIN_LOCAL_EMBEDDER": "off",  # the service alone: no embedded embedder even when installed
         }
-        serve = [BRAIN, "serve", "--port", "0"]
-        with process([sys.executable, "-c", MODEL, str(port)], env):
+        serve = [*brain_command(ROOT), "serve", "--port", "0"]
+        with contextlib.ExitStack() as models:
+            model_pids = tuple(
+                models.enter_context(process([sys.executable, "-c", MODEL, str(port)], env)).pid
+                for _ in range(options.model_procs)
+            )
             client = TranslatingRedis.from_url(redis_url)
             keys = RedisApiKeyStore(client)
             secrets = [(await keys.create(f"user-{u}"))[1] for u in range(options.clients)]
+            redis_pid = int((await client.info("server"))["process_id"])
             await client.aclose()
+
+            async def measured(urls: list[str], pids: list[int], chat: str) -> dict[str, float]:
+                r = await load(
+                    urls, pids, secrets, options.turns, chat, options.client_procs, redis_pid, model_pids
+                )
+                print(  # progress, as each load ends: the table comes at the end
+                    f"[{time.monotonic() - began:5.0f} s] {chat}: {r['turns_per_s']:.0f} turns/s, "
+                    f"p50 {r['p50_ms']:.1f} ms, {r['errors']:.0f} errors, "
+                    f"{r['cpu_ms_per_turn']:.2f} ms CPU per turn; CPU%: Redis {r['redis_cpu_pct']:.0f}, "
+                    f"model {r['model_cpu_pct']:.0f}, clients {r['clients_cpu_pct']:.0f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                return r
+
             paired: dict[str, list[dict[str, float]]] = {"baseline": [], "workers 1": []}
             for rep in range(options.repeats):  # the baseline and one worker in turn, each first in turn
                 sides = [("workers 1", [[*serve, "--workers", "1"]], None)]
@@ -210,29 +254,36 @@ async def main() -> None:
                     sides.insert(rep % 2, ("baseline", [revision_command(tree)], str(tree)))
                 for name, commands, cwd in sides:
                     async with servers(commands, env, cwd=cwd) as (urls, pids):
-                        paired[name].append(await load(urls, pids, secrets, options.turns, f"{name}-{rep}"))
+                        paired[name].append(await measured(urls, pids, f"{name}-{rep}"))
             results.update({name: median_of(runs) for name, runs in paired.items() if runs})
             for n in worker_counts(options.cores):
                 async with servers([[*serve, "--workers", str(n)]], env) as (urls, pids):
                     if n > 1:
-                        results[f"workers {n}"] = await load(urls, pids, secrets, options.turns, f"w{n}")
+                        results[f"workers {n}"] = await measured(urls, pids, f"w{n}")
                     else:
                         stdio_p50, http_p50, raw_p50 = await mcp_round_trips(
                             urls[0], secrets[0], env, options.mcp_calls
                         )
             async with servers([[*serve, "--workers", "1"]] * 2, env) as (urls, pids):
-                results["two servers"] = await load(urls, pids, secrets, options.turns, "two")
+                results["two servers"] = await measured(urls, pids, "two")
     shape = f"{options.clients} clients x {options.turns} turns"
-    print(f"redis: {described}; model: loopback, zero latency; {shape}; {os.cpu_count()} cores here")
+    print(
+        f"redis: {described}; model: loopback, zero latency, {options.model_procs} process(es); {shape} "
+        f"from {options.client_procs} client process(es); {os.cpu_count()} cores here"
+        + (f"; baseline: {options.baseline}" if options.baseline else "")
+    )
     print(
         f"{'servers':>16} {'turns/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'cross':>6} "
-        f"{'CPU ms/turn':>12}"
+        f"{'CPU ms/turn':>12} {'per worker':>11} {'CPU%: redis':>12} {'model':>6} {'clients':>8}"
     )
+    one_rate = results["workers 1"]["turns_per_s"]
     for name, r in results.items():
-        label = f"{name} ({options.baseline})" if name == "baseline" else name
+        n = int(name.split()[1]) if name.startswith("workers") else 0
+        share = f"{r['turns_per_s'] / (n * one_rate):>10.2f}x" if n else f"{'':>11}"
         print(
-            f"{label:>16} {r['turns_per_s']:>9.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
-            f"{r['errors']:>7.0f} {r['cross_tenant']:>6.0f} {r['cpu_ms_per_turn']:>12.2f}"
+            f"{name:>16} {r['turns_per_s']:>9.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
+            f"{r['errors']:>7.0f} {r['cross_tenant']:>6.0f} {r['cpu_ms_per_turn']:>12.2f} {share} "
+            f"{r['redis_cpu_pct']:>12.0f} {r['model_cpu_pct']:>6.0f} {r['clients_cpu_pct']:>8.0f}"
         )
     print(
         f"MCP search_memories round trip p50: stdio {stdio_p50:.2f} ms, HTTP {http_p50:.2f} ms "
@@ -244,6 +295,9 @@ async def main() -> None:
             "n": int(name.split()[1]),
             **{k: round(r[k], 1) for k in ("turns_per_s", "p50_ms", "p99_ms")},
             "errors": int(r["errors"]),
+            "cpu_ms_per_turn": round(r["cpu_ms_per_turn"], 3),
+            **{k: round(r[k]) for k in ("redis_cpu_pct", "model_cpu_pct", "clients_cpu_pct")},
+            "per_worker_vs_one": round(r["turns_per_s"] / (int(name.split()[1]) * one_rate), 2),
         }
         for name, r in results.items()
         if name.startswith("workers")
@@ -251,6 +305,9 @@ async def main() -> None:
     print(
         json.dumps(
             {
+                "cores": os.cpu_count(),
+                "client_procs": options.client_procs,
+                "model_procs": options.model_procs,
                 "clients": options.clients,
                 "repeats": options.repeats,
                 "turns": options.clients * options.turns,

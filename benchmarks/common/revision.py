@@ -16,7 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 @contextlib.contextmanager
 def revision_tree(rev: str) -> Iterator[Path]:
-    """A temporary detached worktree of `rev`, removed afterwards."""
+    """A temporary detached worktree of `rev`, removed afterwards; `rev` naming a directory (a tree exported
+    beforehand, for a machine without the repository's history) is that directory, left as it is."""
+    if Path(rev).is_dir():
+        yield Path(rev).resolve()
+        return
     tmp = Path(tempfile.mkdtemp(prefix="baseline-"))
     git = ["git", "-C", str(ROOT), "worktree"]
     try:

