@@ -3,7 +3,8 @@ must send a request's headers within `serve.header_timeout` of starting it (or o
 within `serve.body_timeout` of the headers, or the connection is answered 408 and closed. Without them a
 client that dribbles bytes (slowloris) holds a connection, a socket and a task for as long as it likes;
 uvicorn itself only bounds idle keep-alive. Requests are parsed by httptools (C) and served on uvloop where
-installed: a fraction of the CPU of h11 and asyncio's loop per request.
+installed: a fraction of the CPU of h11 and asyncio's loop per request. What a response writes within one
+pass of the loop goes out in one send (`Corked`).
 
 The deadlines run from the first byte of each request, not per read: a client sending one byte a second
 never resets them."""
@@ -19,6 +20,7 @@ import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from brain.settings import ServeSettings
+from roles.http.corked import Corked
 
 __all__ = ["YOUNG_THRESHOLD", "deadlined", "run_served", "server_config", "settle_heap"]
 
@@ -73,7 +75,7 @@ def deadlined(header_timeout: float, body_timeout: float) -> type[HttpToolsProto
         _timed_out = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
+            super().connection_made(Corked(transport, self.loop))  # an answer's pieces in one send
             self._arm(header_timeout)  # the first request's headers: from connecting
 
         def connection_lost(self, exc: Exception | None) -> None:
