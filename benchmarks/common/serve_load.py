@@ -123,7 +123,12 @@ async def load(
     children = [
         context.Process(
             target=_shard,
-            args=(urls, secrets[bounds[k] : bounds[k + 1]], bounds[k], turns, chat, start, stop, results),
+            args=(
+                _Work(urls, secrets[bounds[k] : bounds[k + 1]], bounds[k], turns, chat),
+                start,
+                stop,
+                results,
+            ),
         )
         for k in range(shards)
     ]
@@ -169,35 +174,35 @@ class _Shard:
     foreign: int
 
 
+@dataclasses.dataclass(frozen=True)
+class _Work:
+    """One client process's part: clients `offset`, `offset + 1`, ... (their markers)."""
+
+    urls: list[str]
+    secrets: list[str]
+    offset: int
+    turns: int
+    chat: str
+
+
 def _shard(
-    urls: list[str],
-    secrets: list[str],
-    offset: int,
-    turns: int,
-    chat: str,
+    work: _Work,
     start: threading.Barrier,
     stop: threading.Barrier,
     results: multiprocessing.queues.Queue[_Shard],
 ) -> None:
-    """One client process: clients `offset`, `offset + 1`, ... (their markers), between the barriers. A
-    failing shard breaks the barriers, so the run stops at once instead of waiting out their timeouts."""
+    """One client process: its clients' turns between the barriers. A failing shard breaks the barriers,
+    so the run stops at once instead of waiting out their timeouts."""
     try:
-        results.put(asyncio.run(_clients(urls, secrets, offset, turns, chat, start, stop)))
+        results.put(asyncio.run(_clients(work, start, stop)))
     except BaseException:
         start.abort()
         stop.abort()
         raise
 
 
-async def _clients(
-    urls: list[str],
-    secrets: list[str],
-    offset: int,
-    turns: int,
-    chat: str,
-    start: threading.Barrier,
-    stop: threading.Barrier,
-) -> _Shard:
+async def _clients(work: _Work, start: threading.Barrier, stop: threading.Barrier) -> _Shard:
+    urls, secrets, offset, turns, chat = work.urls, work.secrets, work.offset, work.turns, work.chat
     shard = _Shard([], 0, 0)
     # aiohttp: about a third of httpx2's CPU per streamed turn, so that the clients are not what a
     # many-core run measures.
