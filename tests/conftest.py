@@ -29,6 +29,9 @@ _CHILD_LOG = Path(tempfile.mkdtemp(prefix="brain-guard-")) / "attempts.log"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("BRAIN_TEST_REDIS_URL") and config.getoption("dist", "no") != "no":
+        # tests empty the server, kill its clients, flush its scripts and block it: one server per worker
+        raise pytest.UsageError("BRAIN_TEST_REDIS_URL names one server for all workers: run without -n")
     _GUARD.install()
     # Python subprocesses started by tests (the `brain` CLI, writer processes) get the same guard.
     site_dir = str(Path(__file__).parent / "support" / "site")
@@ -73,6 +76,18 @@ def _clean_environment(
     else:
         monkeypatch.delenv("BRAIN_LOCAL_MODEL", raising=False)
         monkeypatch.delenv("BRAIN_LOCAL_EMBEDDER", raising=False)
+
+
+# ---------------------------------------------------------------- serial tests
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The embedded model computes on every core and slows many times over beside other work (its first
+    token past its deadline): a `local_model` test is a `serial` one, run alone after the parallel run."""
+    for item in items:
+        if item.get_closest_marker("local_model") is not None:
+            item.add_marker(pytest.mark.serial)
 
 
 # ---------------------------------------------------------------- real servers

@@ -247,6 +247,7 @@ async def test_the_sweep_archives_idle_users_only(redis_client: aioredis.Redis, 
     assert await backend.archive.is_archived("ann") and not await backend.archive.is_archived("bob")
 
 
+@pytest.mark.serial
 async def test_rehydrating_a_1k_turn_user(redis_client: aioredis.Redis, tmp_path: Path) -> None:
     """The figures of issue 30: RAM freed (share of the user's bytes) and rehydration time, p50."""
     agent = TieredAssistant(runtime(ScriptedLLM([]), redis_client, tmp_path))

@@ -105,6 +105,7 @@ def test_json_cut_short_is_refused_not_closed(reply: str) -> None:
         json_value(reply)
 
 
+@pytest.mark.serial
 def test_deep_nesting_and_huge_garbage_are_value_errors_and_quick() -> None:
     started = time.perf_counter()
     for reply in ("[" * 100_000, '{"a": [' * 5_000, "{" * 3_000 + "x", "x" * (REPAIR_LIMIT + 1)):

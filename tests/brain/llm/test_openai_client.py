@@ -114,6 +114,7 @@ async def test_429_retry_after_is_honoured(openai_server: ScriptedOpenAIServer) 
     assert second.at - first.at >= 0.95
 
 
+@pytest.mark.serial
 async def test_a_hung_endpoint_ends_at_the_timeout_retries_included(
     openai_server: ScriptedOpenAIServer,
 ) -> None:
@@ -127,6 +128,7 @@ async def test_a_hung_endpoint_ends_at_the_timeout_retries_included(
     assert llm.usage.totals().calls == 0
 
 
+@pytest.mark.serial
 async def test_a_stream_without_a_first_token_ends_at_its_deadline(
     openai_server: ScriptedOpenAIServer,
 ) -> None:
@@ -139,6 +141,7 @@ async def test_a_stream_without_a_first_token_ends_at_its_deadline(
     assert len(openai_server.requests) == 1
 
 
+@pytest.mark.serial
 async def test_a_stream_that_stalls_between_chunks_ends_at_its_deadline(
     openai_server: ScriptedOpenAIServer,
 ) -> None:
@@ -158,6 +161,7 @@ async def test_a_stream_that_stalls_between_chunks_ends_at_its_deadline(
     assert got == ["one "]  # what came before the stall was passed on; nothing after it
 
 
+@pytest.mark.serial
 async def test_a_slow_but_steady_stream_is_not_cut(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.script(Chat("a b c d e f", chunk_delay=0.1))
     async with gateway(openai_server, chunk_timeout=0.3, first_token_timeout=0.3) as llm:

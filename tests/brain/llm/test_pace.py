@@ -10,6 +10,8 @@ import pytest
 
 from brain.llm.pace import Pace
 
+pytestmark = pytest.mark.serial  # deadlines of 0.1 s, chunks 0.05 s apart
+
 
 async def _chunks(delays: list[float]) -> AsyncIterator[int]:
     for i, delay in enumerate(delays):

@@ -26,6 +26,13 @@ def env_for(server: ScriptedOpenAIServer, **extra: str) -> dict[str, str]:
     return {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "sk-test", **extra}
 
 
+def as_a_foreground_job() -> None:
+    """Run in a spawned `brain` before exec, where a test types Ctrl-C: SIGINT back to its default, as a shell
+    gives its foreground job. A shell starts a background job (pytest or CI started with `&`) with SIGINT
+    ignored, and every process under it inherits that, the spawned `brain` too (Ctrl-C did nothing)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def with_defaults(env: dict[str, str]) -> dict[str, str]:
     """`env` without the tests' configuration file: every setting at its default (facts on)."""
     return {k: v for k, v in env.items() if k != "BRAIN_CONFIG"}
@@ -181,6 +188,7 @@ def test_ctrl_c_cancels_the_reply_not_the_session(openai_server: ScriptedOpenAIS
         encoding="utf-8",
         timeout=30,
         dimensions=(40, 200),
+        preexec_fn=as_a_foreground_job,
     )
     child.expect("you> ")
     child.sendline("Tell me a long story")
@@ -204,7 +212,12 @@ def test_ctrl_c_cancels_the_reply_not_the_session(openai_server: ScriptedOpenAIS
 async def test_cancelled_reply_left_memory_consistent(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.script(Chat(" ".join(f"w{i}" for i in range(100)), chunk_delay=0.05))
     child = pexpect.spawn(
-        BRAIN, ["chat", "--chat", "c2"], env=env_for(openai_server), encoding="utf-8", timeout=30
+        BRAIN,
+        ["chat", "--chat", "c2"],
+        env=env_for(openai_server),
+        encoding="utf-8",
+        timeout=30,
+        preexec_fn=as_a_foreground_job,
     )
     child.expect("you> ")
     child.sendline("Question that gets cancelled")

@@ -91,6 +91,7 @@ async def test_search_ranks_by_the_values_text(runtime: Runtime) -> None:
     assert await BrainStore(runtime, "other").asearch(("users",), query="tea") == []  # stores stand apart
 
 
+@pytest.mark.serial
 async def test_ttl_expires_items_and_reads_refresh_them(runtime: Runtime) -> None:
     store = BrainStore(runtime, "ttl", ttl={"default_ttl": 0.5 / 60, "refresh_on_read": True})
     await store.aput(("s",), "short", {"text": "short lived"})

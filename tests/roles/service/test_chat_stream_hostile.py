@@ -256,6 +256,7 @@ async def test_behind_a_proxy_prefix_the_lean_route_answers_as_the_fastapi_one(
     llm.assert_consumed()
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("sent", [0, 20], ids=["no body", "part of it"])
 async def test_a_body_sent_too_slowly_is_answered_408_and_costs_nothing(
     redis_server_url: str, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch, sent: int

@@ -43,6 +43,7 @@ async def _answer(reader: asyncio.StreamReader) -> bytes:
     return await asyncio.wait_for(reader.read(4096), 5)
 
 
+@pytest.mark.serial
 @pytest.mark.serve(header_timeout=0.5, body_timeout=0.5)
 async def test_a_client_dribbling_headers_is_answered_408_and_dropped_while_others_are_served(
     served: Served,
@@ -65,6 +66,7 @@ async def test_a_client_dribbling_headers_is_answered_408_and_dropped_while_othe
     silent.close()
 
 
+@pytest.mark.serial
 @pytest.mark.serve(header_timeout=2, body_timeout=0.5)
 async def test_a_client_dribbling_a_body_is_dropped_at_the_body_deadline(served: Served) -> None:
     reader, writer = await _connect(served.url)
@@ -80,6 +82,7 @@ async def test_a_client_dribbling_a_body_is_dropped_at_the_body_deadline(served:
     writer.close()
 
 
+@pytest.mark.serial
 @pytest.mark.serve(header_timeout=0.6, body_timeout=0.6)
 async def test_the_deadlines_run_per_request_on_a_kept_alive_connection(served: Served) -> None:
     reader, writer = await _connect(served.url)
@@ -102,6 +105,7 @@ async def _served_by(model: ScriptedOpenAIServer, redis_url: str, **llm: float) 
         yield served
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("stream", [False, True])
 async def test_a_hung_model_ends_the_request_with_504_and_the_question_stays_pending(
     openai_server: ScriptedOpenAIServer, redis_server_url: str, stream: bool
@@ -121,6 +125,7 @@ async def test_a_hung_model_ends_the_request_with_504_and_the_question_stays_pen
     assert chat["chat"]["turns"] == 0 and chat["turns"] == []  # nothing half-written
 
 
+@pytest.mark.serial
 async def test_a_model_stalling_mid_answer_ends_the_stream_with_an_error_event(
     openai_server: ScriptedOpenAIServer, redis_server_url: str
 ) -> None:

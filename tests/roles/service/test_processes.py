@@ -110,6 +110,7 @@ async def test_two_servers_on_one_redis_give_the_same_answers(
     assert "revoked" in brain("keys", "list", env=env).stdout
 
 
+@pytest.mark.serial
 def test_a_small_keep_alive_request_is_answered_without_a_nagle_stall(two_servers: list[str]) -> None:
     url = two_servers[0]
     asyncio.run(wait_ready(url, 200))

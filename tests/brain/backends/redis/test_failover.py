@@ -38,7 +38,10 @@ from roles import Assistant
 from tests.support.cluster import LocalCluster, cluster_tools_missing, failover_under_load
 from tests.support.runtime import make_runtime
 
-pytestmark = pytest.mark.skipif(cluster_tools_missing() is not None, reason=str(cluster_tools_missing()))
+pytestmark = [
+    pytest.mark.skipif(cluster_tools_missing() is not None, reason=str(cluster_tools_missing())),
+    pytest.mark.serial,  # recovery within 2 s of a promotion after cluster-node-timeout 1 s
+]
 
 RECOVERY_S = 2.0
 

@@ -37,6 +37,7 @@ def test_tls_and_unix_socket_pools_keep_their_own_class() -> None:
         assert client.connection_pool.connection_class is not LeanConnection  # type: ignore[union-attr]
 
 
+@pytest.mark.serial
 async def test_a_write_that_cannot_leave_times_out(tmp_path: Path) -> None:
     server = RedisServerProcess(tmp_path / "data", appendonly=False)
     server.start()

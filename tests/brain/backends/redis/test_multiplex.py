@@ -97,6 +97,7 @@ async def test_a_killed_connection_is_replaced_and_calls_are_tried_again(redis_u
         await client.aclose()
 
 
+@pytest.mark.serial
 async def test_a_server_that_stops_answering_times_out(redis_url: str) -> None:
     client = _client(redis_url, socket_timeout=0.3, retries=0)
     echo = client.register_script(ECHO)

@@ -16,6 +16,8 @@ from brain.message import Message
 from brain.storage.conversation import Conversation, WriteBatch
 from tests.support.servers import RedisServerProcess
 
+pytestmark = pytest.mark.serial  # how long a write waits, within bounds
+
 CONV = Conversation("ann", "c1")
 
 
