@@ -9,8 +9,8 @@
   cores here (`--cores`), then against two single-process servers on the same Redis (each client
   alternating between them). Counted: turns/s, p50/p99 per turn, errors, cross-tenant answers, every chat
   read back afterwards (only its own markers, none missing), the servers' CPU per turn (user + system
-  time of the server processes and their workers, from /proc, over the load), Redis's CPU share, and each
-  worker count's turns/s per worker against one worker's.
+  time of the server processes and their workers, from /proc, over the load), the CPU shares of Redis, the
+  model and the clients, and each worker count's turns/s per worker against one worker's.
 - The clients run in `--client-procs` processes and the model in `--model-procs` (each cores / 4): on many
   cores one process of either would be the bottleneck, not the servers. `--redis-io-threads` for Redis.
 - `--baseline REV`: the same load against one `brain serve` of another revision (a temporary worktree, or
@@ -277,9 +277,11 @@ async def main() -> None:
         f"{'CPU ms/turn':>12} {'per worker':>11} {'CPU%: redis':>12} {'model':>6} {'clients':>8}"
     )
     one_rate = results["workers 1"]["turns_per_s"]
+    for name, r in results.items():  # each worker count's turns/s per worker against one worker's
+        if name.startswith("workers"):
+            r["per_worker_vs_one"] = r["turns_per_s"] / (int(name.split()[1]) * one_rate)
     for name, r in results.items():
-        n = int(name.split()[1]) if name.startswith("workers") else 0
-        share = f"{r['turns_per_s'] / (n * one_rate):>10.2f}x" if n else f"{'':>11}"
+        share = f"{r['per_worker_vs_one']:>10.2f}x" if "per_worker_vs_one" in r else f"{'':>11}"
         print(
             f"{name:>16} {r['turns_per_s']:>9.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
             f"{r['errors']:>7.0f} {r['cross_tenant']:>6.0f} {r['cpu_ms_per_turn']:>12.2f} {share} "
@@ -297,7 +299,7 @@ async def main() -> None:
             "errors": int(r["errors"]),
             "cpu_ms_per_turn": round(r["cpu_ms_per_turn"], 3),
             **{k: round(r[k]) for k in ("redis_cpu_pct", "model_cpu_pct", "clients_cpu_pct")},
-            "per_worker_vs_one": round(r["turns_per_s"] / (int(name.split()[1]) * one_rate), 2),
+            "per_worker_vs_one": round(r["per_worker_vs_one"], 2),
         }
         for name, r in results.items()
         if name.startswith("workers")
