@@ -40,17 +40,24 @@ class LeanConnection(Connection):
         encoder, cutoff = self.encoder, self._buffer_cutoff
         encoding, errors = encoder.encoding, encoder.encoding_errors
         parts = [b"*%d\r\n" % (len(words) + len(rest))]
+        add = parts.append
         for word in words:
-            parts += (b"$%d\r\n" % len(word), word, b"\r\n")
+            add(b"$%d\r\n%b\r\n" % (len(word), word))
         for arg in rest:
             kind = type(arg)
-            if kind is bytes:
+            if kind is str:
+                data = arg.encode(encoding, errors)
+            elif kind is bytes:
                 data = arg
+            elif kind is int:  # as redis-py's encoder writes them (its repr); a bool is refused there
+                data = b"%d" % arg
+            elif kind is float:
+                data = repr(arg).encode()
             else:
-                data = arg.encode(encoding, errors) if kind is str else encoder.encode(arg)  # type: ignore[no-untyped-call]
+                data = encoder.encode(arg)  # type: ignore[no-untyped-call]
             if type(data) is not bytes or len(data) > cutoff:
                 return super().pack_command(*args)
-            parts += (b"$%d\r\n" % len(data), data, b"\r\n")
+            add(b"$%d\r\n%b\r\n" % (len(data), data))
         packed = b"".join(parts)
         if len(packed) > cutoff:  # redis-py's would come in pieces: the same bytes, as it cuts them
             return super().pack_command(*args)

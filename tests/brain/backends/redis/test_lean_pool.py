@@ -23,6 +23,7 @@ PACKED = [
     (b"HGET", b"h", b"f"),
     (b"SCRIPT LOAD", "return 1"),
     ("EVALSHA", "ab" * 20, 2, b"k1", "k2", 1.5, 7, "ü" * 3),
+    ("EVALSHA", "s", 0, -3, 2**70, -1e308, 1e308, 0.1, float("inf"), ""),  # numbers as redis-py writes them
     ("SET", "k", b"v" * 5_999),
     ("SET", "k", b"v" * 6_001),  # past redis-py's cut-off: in pieces, as it sends them
     ("SET", "k", "x" * 3_000, "y" * 3_000),
