@@ -29,6 +29,7 @@ from typing import Any
 import aiohttp
 import httpx2
 import openai
+from pydantic_core import PydanticSerializationError, to_json
 
 from brain.llm.lean_http import LeanHTTP, LeanResponse
 from brain.llm.retries import retry_delay, should_retry
@@ -121,7 +122,7 @@ class ChatHTTP:
 
     async def _send(self, body: Mapping[str, Any]) -> Response:
         """The response (2xx) to `body`, retried as the SDK retries; the SDK's exception otherwise."""
-        data = json.dumps(body).encode()
+        data = _body(body)
         attempt = 0
         while True:
             headers: Mapping[str, str] = {}
@@ -232,6 +233,15 @@ def _lower(headers: Mapping[str, str]) -> dict[str, str]:
 
 def _request(method: str, url: str) -> httpx2.Request:
     return httpx2.Request(method, url or "http://endpoint/chat/completions")
+
+
+def _body(body: Mapping[str, Any]) -> bytes:
+    """`body` as JSON: pydantic-core's encoder (a third of `json.dumps`' time for a turn's prompt); a text
+    that UTF-8 cannot carry (a lone surrogate) is written as `json.dumps` writes it, escaped."""
+    try:
+        return to_json(body)
+    except PydanticSerializationError:
+        return json.dumps(body).encode()
 
 
 def _failure(url: str, exc: BaseException) -> openai.APIError:

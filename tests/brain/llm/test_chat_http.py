@@ -68,6 +68,19 @@ async def test_the_request_carries_the_sdks_headers(openai_server: ScriptedOpenA
     assert "x-stainless-lang" in headers
 
 
+async def test_the_body_is_the_json_of_the_request_a_lone_surrogate_escaped(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
+    settings = LLMSettings(base_url=openai_server.url, api_key="sk", model="m", max_retries=0)
+    openai_server.script(Chat(content="a"), Chat(content="b"))
+    async with OpenAILLM.from_settings(settings) as llm:
+        await llm.complete([ChatMessage(role="user", content='行李 \u00e9 \\ "q"')])
+        await llm.complete([ChatMessage(role="user", content="x\ud800y")])  # not UTF-8: sent escaped
+    plain, hostile = openai_server.chat_requests()
+    assert plain.body["messages"] == [{"role": "user", "content": '行李 \u00e9 \\ "q"'}]
+    assert hostile.body["messages"] == [{"role": "user", "content": "x\ud800y"}]
+
+
 async def test_an_injected_client_is_used_for_chat_too(openai_server: ScriptedOpenAIServer) -> None:
     client = openai.AsyncOpenAI(base_url=openai_server.url, api_key="sk")
     async with OpenAILLM(client, LLMSettings(base_url=openai_server.url)) as llm:
