@@ -7,9 +7,11 @@ are never destroyed: summarizing moves them out of the active window, the store 
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -27,6 +29,31 @@ from brain.storage.usage import ModelUsage
 __all__ = ["BrainMemory", "Summarize"]
 
 _ALL = 2**62  # "to the end" for paged reads
+_SETTINGS = MemorySettings()  # frozen: shared by every memory not given its own
+
+
+@dataclass(slots=True)
+class _State:
+    """What a `BrainMemory` keeps beside its fields: its store, settings and tokenizer, what `dumps` has not
+    written yet, and each turn's sequence number and token count. One private attribute, not one each:
+    pydantic makes every private attribute's default on every construction (~0.7 us apiece)."""
+
+    store: MemoryStore | None = None
+    settings: MemorySettings = _SETTINGS
+    tokenizer: Tokenizer | None = None
+    pending: list[tuple[Message, int]] = field(default_factory=list)
+    pending_ids: set[str] = field(default_factory=set)
+    pending_knowledge: list[Message] = field(default_factory=list)
+    pending_calls: int = 0
+    pending_usage: Usage | None = None
+    pending_spent: tuple[ModelUsage, ...] = ()
+    seqs: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)  # message id -> stored token count
+    saved_talk: str | None = None
+    in_flight: str | None = None
+    answered: bool = False
+    epoch: int = 0
+    queued: bool = False
 
 
 class Summarize(Protocol):
@@ -59,22 +86,7 @@ class BrainMemory(BaseModel):
     calls: int = 0  # LLM calls spent on this chat's answers (stored with the chat)
     usage: Usage = Usage(prompt_tokens=0, completion_tokens=0)
 
-    _store: MemoryStore | None = PrivateAttr(None)
-    _settings: MemorySettings = PrivateAttr(default_factory=MemorySettings)
-    _tokenizer: Tokenizer | None = PrivateAttr(None)
-    _pending: list[tuple[Message, int]] = PrivateAttr(default_factory=list)
-    _pending_ids: set[str] = PrivateAttr(default_factory=set)
-    _pending_knowledge: list[Message] = PrivateAttr(default_factory=list)
-    _pending_calls: int = PrivateAttr(0)
-    _pending_usage: Usage | None = PrivateAttr(None)
-    _pending_spent: tuple[ModelUsage, ...] = PrivateAttr(())
-    _seqs: dict[str, int] = PrivateAttr(default_factory=dict)
-    _tokens: dict[str, int] = PrivateAttr(default_factory=dict)  # message id -> stored token count
-    _saved_talk: str | None = PrivateAttr(None)
-    _in_flight: str | None = PrivateAttr(None)
-    _answered: bool = PrivateAttr(False)
-    _epoch: int = PrivateAttr(0)
-    _queued: bool = PrivateAttr(False)
+    _s: _State = PrivateAttr(default_factory=_State)
     last_summary_stats: SummaryStats | None = None
 
     if not TYPE_CHECKING:
@@ -87,6 +99,13 @@ class BrainMemory(BaseModel):
                 return object.__getattribute__(self, "__pydantic_private__")[name]
             except (AttributeError, KeyError, TypeError):
                 return super().__getattr__(name)
+
+    def __copy__(self) -> Self:
+        """A shallow copy (`model_copy`) with its own private state: its pending turns and counts change
+        apart from this one's (the lists inside are shared, as a shallow copy shares them)."""
+        copied = super().__copy__()
+        copied._s = copy.copy(self._s)
+        return copied
 
     # ------------------------------------------------------------------ loading and saving
 
@@ -108,7 +127,7 @@ class BrainMemory(BaseModel):
 
         A missing conversation gives an empty memory; a failed read raises `StoreError`, never an empty one.
         """
-        settings = settings or MemorySettings()
+        settings = settings or _SETTINGS
         conv = Conversation(user_id=user_id, chat_id=chat_id)
         state: StoredState = await store.load(
             conv,
@@ -135,39 +154,40 @@ class BrainMemory(BaseModel):
             usage=meta.usage,
         )
         memory._bind(store, settings, tokenizer)
-        memory._seqs = {t.message.id: t.seq for t in state.window}
-        memory._tokens = {t.message.id: t.tokens for t in state.window}
-        memory._saved_talk = meta.last_talk
-        memory._epoch = state.epoch
+        private = memory._s
+        private.seqs = {t.message.id: t.seq for t in state.window}
+        private.tokens = {t.message.id: t.tokens for t in state.window}
+        private.saved_talk, private.epoch = meta.last_talk, state.epoch
         return memory
 
     @property
     def ticket(self) -> Ticket:
         """The erasure ticket of work that began with this memory's load (`brain.storage.fence`): hold it
         for what that work writes, so an erasure of the chat or the user meanwhile drops it."""
-        return Ticket(self.user_id, self._epoch, self.chat_id)
+        return Ticket(self.user_id, self._s.epoch, self.chat_id)
 
     def _bind(self, store: MemoryStore, settings: MemorySettings, tokenizer: Tokenizer | None) -> None:
-        self._store, self._settings, self._tokenizer = store, settings, tokenizer
+        self._s.store, self._s.settings, self._s.tokenizer = store, settings, tokenizer
 
     @property
     def tokenizer(self) -> Tokenizer:
-        tokenizer = self._tokenizer
+        tokenizer = self._s.tokenizer
         if tokenizer is None:
-            tokenizer = self._tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
+            tokenizer = self._s.tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
         return tokenizer
 
     def _bound(self) -> tuple[MemoryStore, Conversation]:
-        if self._store is None:
+        if self._s.store is None:
             raise StoreError(
                 "this BrainMemory is not bound to a store: create it with BrainMemory.loads(...)"
             )
-        return self._store, Conversation(user_id=self.user_id, chat_id=self.chat_id)
+        return self._s.store, Conversation(user_id=self.user_id, chat_id=self.chat_id)
 
     def _talk_target(self) -> str | None:
         """What last_talk should be in the store: a popped talk stays until an answer commits."""
-        if self._in_flight is not None and not self._answered:
-            return self._saved_talk
+        state = self._s
+        if state.in_flight is not None and not state.answered:
+            return state.saved_talk
         return self.last_talk
 
     async def dumps(self, *, queue_facts: bool = False) -> bool:
@@ -175,33 +195,34 @@ class BrainMemory(BaseModel):
         unsaved; False when `cacheable` is off. `StoreError` leaves everything pending and dirty. With
         `queue_facts`, the store queues the chat for fact extraction in the same call where it can
         (`facts_queued`)."""
+        state = self._s
         talk = self._talk_target()
-        self._queued = False
-        if not self.is_dirty and talk == self._saved_talk:
+        state.queued = False
+        if not self.is_dirty and talk == state.saved_talk:
             return True
         if not self.cacheable:
             return False
         store, conv = self._bound()
         batch = WriteBatch(
-            turns=tuple(self._pending),
-            knowledge=tuple(self._pending_knowledge),
-            set_last_talk=talk != self._saved_talk,
+            turns=tuple(state.pending),
+            knowledge=tuple(state.pending_knowledge),
+            set_last_talk=talk != state.saved_talk,
             last_talk=talk,
-            calls=self._pending_calls,
-            usage=self._pending_usage,
-            spent=self._pending_spent,
+            calls=state.pending_calls,
+            usage=state.pending_usage,
+            spent=state.pending_spent,
             queue_facts=queue_facts,
         )
         result = await store.write(conv, batch)
-        self._queued = result.queued
-        self._pending_calls, self._pending_usage, self._pending_spent = 0, None, ()
-        seqs = self._seqs
-        for (message, _), seq in zip(self._pending, result.seqs, strict=True):
+        state.queued = result.queued
+        state.pending_calls, state.pending_usage, state.pending_spent = 0, None, ()
+        seqs = state.seqs
+        for (message, _), seq in zip(state.pending, result.seqs, strict=True):
             seqs[message.id] = seq
-        self._pending, self._pending_knowledge, self._pending_ids = [], [], set()
-        self._saved_talk = talk
-        if self._answered:
-            self._in_flight, self._answered = None, False
+        state.pending, state.pending_knowledge, state.pending_ids = [], [], set()
+        state.saved_talk = talk
+        if state.answered:
+            state.in_flight, state.answered = None, False
         self.version, self.window_tokens, self.turn_count = (
             result.version,
             result.window_tokens,
@@ -214,7 +235,7 @@ class BrainMemory(BaseModel):
     def facts_queued(self) -> bool:
         """Whether the last `dumps` queued the chat for fact extraction with its write (up to
         `turn_count`): then nobody pushes it apart."""
-        return self._queued
+        return self._s.queued
 
     # ------------------------------------------------------------------ MetaGPT's surface
 
@@ -225,21 +246,22 @@ class BrainMemory(BaseModel):
     def add_answer(self, msg: Message) -> None:
         """Add the assistant's answer; a popped last_talk is cleared when this commits."""
         self.add_history(_message(msg).model_copy(update={"role": "assistant"}))
-        self._answered = True
+        self._s.answered = True
 
     def add_history(self, msg: Message) -> None:
         """Append a turn; a message id already present is ignored (appends are idempotent)."""
+        state = self._s
         msg = _message(msg)
         size = len(msg.content.encode("utf-8", "surrogatepass"))
-        limit = self._settings.max_message_bytes
+        limit = state.settings.max_message_bytes
         if size > limit:
             raise InputError(f"message {msg.id} is {size} bytes; memory.max_message_bytes is {limit}")
-        pending_ids = self._pending_ids
-        if msg.id in self._seqs or msg.id in pending_ids:
+        pending_ids = state.pending_ids
+        if msg.id in state.seqs or msg.id in pending_ids:
             return
         self.history.append(msg)
-        tokens = self._tokens[msg.id] = self.tokenizer.count_turn(msg.content)
-        self._pending.append((msg, tokens))
+        tokens = state.tokens[msg.id] = self.tokenizer.count_turn(msg.content)
+        state.pending.append((msg, tokens))
         pending_ids.add(msg.id)
         self.last_history_id = msg.id
         self.is_dirty = True
@@ -247,9 +269,10 @@ class BrainMemory(BaseModel):
     def add_usage(self, calls: int, usage: Usage, spent: Sequence[ModelUsage] = ()) -> None:
         """LLM calls and tokens an answer cost (and, in `spent`, what its work cost per model: the chat's
         usage rows); stored with the chat by the next `dumps()`, in the same write."""
-        self._pending_usage = usage if self._pending_usage is None else self._pending_usage + usage
-        self._pending_calls += calls
-        self._pending_spent += tuple(spent)
+        state = self._s
+        state.pending_usage = usage if state.pending_usage is None else state.pending_usage + usage
+        state.pending_calls += calls
+        state.pending_spent += tuple(spent)
         self.calls += calls
         self.usage += usage
         self.is_dirty = True
@@ -261,7 +284,7 @@ class BrainMemory(BaseModel):
         ):  # knowledge is small: at most knowledge_max_items loaded
             return
         self.knowledge.append(msg)
-        self._pending_knowledge.append(msg)
+        self._s.pending_knowledge.append(msg)
         self.is_dirty = True
 
     def get_knowledge(self) -> str:
@@ -273,24 +296,24 @@ class BrainMemory(BaseModel):
     def set_last_talk(self, text: str | None) -> None:
         """Set the pending user utterance; saved by the next `dumps()`."""
         self.last_talk = text
-        self._in_flight, self._answered = None, False
+        self._s.in_flight, self._s.answered = None, False
 
     def pop_last_talk(self) -> str | None:
         """Take the pending utterance. The store keeps it until an answer is committed, so a failed turn
         can be retried (`restore_last_talk()` in this process, or by loading again)."""
         text, self.last_talk = self.last_talk, None
         if text is not None:
-            self._in_flight, self._answered = text, False
+            self._s.in_flight, self._s.answered = text, False
         return text
 
     def restore_last_talk(self) -> None:
-        if self._in_flight is not None and self.last_talk is None:
-            self.last_talk, self._in_flight = self._in_flight, None
+        if self._s.in_flight is not None and self.last_talk is None:
+            self.last_talk, self._s.in_flight = self._s.in_flight, None
 
     @property
     def history_tokens(self) -> list[int]:
         """Token cost of each turn in `history`, as stored (no re-counting)."""
-        tokens = self._tokens  # private attributes are slow to reach in pydantic: once, not per turn
+        tokens = self._s.tokens  # private attributes are slow to reach in pydantic: once, not per turn
         counted: list[int] = []
         tokenizer: Tokenizer | None = None  # reached only for a turn stored without its count
         for message in self.history:
@@ -338,7 +361,7 @@ class BrainMemory(BaseModel):
         if len(self.history) >= n:  # the window is the newest stored turns not taken back: no read
             tokens = self.history_tokens[-n:]
             return [
-                Turn(seq=self._seqs[m.id], tokens=t, message=m)
+                Turn(seq=self._s.seqs[m.id], tokens=t, message=m)
                 for m, t in zip(self.history[-n:], tokens, strict=True)
             ]
         found: list[Turn] = []
@@ -370,7 +393,7 @@ class BrainMemory(BaseModel):
         if not summary.strip():
             raise InputError("a summary must not be empty")
         await self.dumps()
-        upto = max(self._seqs.values(), default=self.summary_upto)
+        upto = max(self._s.seqs.values(), default=self.summary_upto)
         turns = await self.read_history(self.summary_upto + 1, upto - self.summary_upto)
         await self._commit_summary(summary, upto, sum(t.tokens for t in turns))
 
@@ -381,7 +404,7 @@ class BrainMemory(BaseModel):
         )
         self.historical_summary, self.summary_upto = summary, upto
         self.window_tokens = max(self.window_tokens - tokens, 0)
-        self.history = [m for m in self.history if self._seqs.get(m.id, upto + 1) > upto]
+        self.history = [m for m in self.history if self._s.seqs.get(m.id, upto + 1) > upto]
 
     async def summarize(
         self,
@@ -411,7 +434,7 @@ class BrainMemory(BaseModel):
         if not summary.strip():
             raise LLMError("the summary came back empty; memory left unchanged")
         for t in turns:
-            self._seqs.setdefault(t.message.id, t.seq)
+            self._s.seqs.setdefault(t.message.id, t.seq)
         await self._commit_summary(summary, turns[-1].seq, sum(t.tokens for t in turns))
         return summary
 

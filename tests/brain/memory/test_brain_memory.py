@@ -6,6 +6,7 @@ import pytest
 
 from actions.summarizer import Summarizer
 from brain import BrainMemory, InMemoryStore, InputError, LLMError, MemorySettings, Message, StoreError
+from brain.llm.usage import Usage
 from brain.memory.window import Window
 from brain.storage.conversation import Conversation, StoredState, WriteBatch, WriteResult
 from brain.testing import ScriptedLLM
@@ -217,3 +218,16 @@ async def test_llm_errors_from_summarize_leave_memory_unchanged() -> None:
         again = await load(store)
         assert (again.historical_summary, len(again.history), again.last_talk) == ("", 6, "pending")
         assert (memory.historical_summary, len(memory.history), memory.summary_upto) == ("", 6, 0)
+
+
+async def test_a_copy_counts_its_own_pending_usage_and_memories_do_not_share_state() -> None:
+    first, second = BrainMemory(), BrainMemory()
+    assert first._s is not second._s and first._s.pending is not second._s.pending
+    copied = first.model_copy()
+    copied.add_usage(2, Usage(prompt_tokens=3, completion_tokens=4))
+    assert (copied._s.pending_calls, first._s.pending_calls) == (2, 0)
+    store = InMemoryStore()
+    memory = await BrainMemory.loads(store, "u", "c", settings=MemorySettings(max_message_bytes=10))
+    with pytest.raises(InputError, match="max_message_bytes is 10"):  # its own settings, not the default
+        memory.add_talk(Message(content="x" * 11))
+    assert BrainMemory()._s.settings.max_message_bytes > 10
