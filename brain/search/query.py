@@ -58,9 +58,9 @@ class Query:
 
 def analyse_query(text: str, asked_at: float, *, tz: tzinfo = UTC) -> Query:
     """`text` as a query asked at `asked_at` (seconds since the epoch; its days in `tz`). Pure."""
-    when = bool(_WHEN.search(text))
+    when = _WHEN.search(text) is not None
     span, text = time_span(text, asked_at, tz=tz)
-    weights = query_weights(_ASKING.sub(" ", _WHEN.sub(" ", text)))
+    weights = query_weights(_ASKING.sub(" ", _WHEN.sub(" ", text) if when else text))
     if when and weights:
         weights = {**weights, DATED: WHEN_WEIGHT}
     return Query(weights=weights, when=when, span=span, role=addressed_role(text))
