@@ -233,8 +233,11 @@ def terms(text: str, *, chars: bool = True, level: int = 4) -> list[str]:
 
 @functools.lru_cache(maxsize=4_096)
 def _query(query: str) -> tuple[tuple[str, bool], ...]:
-    """A query's terms, analysed once however many searches of one turn ask (facts, graph, recall)."""
-    return tuple(_terms(query, 4))
+    """A query's terms, analysed once however many searches of one turn ask (facts, graph, recall). Its
+    time words make no `DATED` term, which `query_weights` drops, unless it has no other term (what
+    `searchable` counts): the scan for them is spared."""
+    found = _words(_prepared(query), 4)
+    return tuple(found) if found else tuple(_terms(query, 4))
 
 
 def query_weights(query: str) -> dict[str, float]:
