@@ -83,6 +83,11 @@ class _Held:
     last: float = 0.0
     entries: list[QueueEntry] = field(default_factory=list)
 
+    @property
+    def upto(self) -> int:
+        """The last turn the entries name."""
+        return max(e.upto for e in self.entries)
+
 
 class FactWorker:
     """One consumer of the fact queue."""
@@ -112,14 +117,19 @@ class FactWorker:
             held.entries.append(entry)
             held.last = now
         due = [chat for chat, held in self._held.items() if not hold or self._due(held, now)]
-        groups = [(chat, self._held.pop(chat).entries) for chat in due]
+        groups = [(chat, self._held.pop(chat)) for chat in due]
         limit = asyncio.Semaphore(settings.concurrency)
 
         tally = _Tally()
 
-        async def apply(chat: tuple[str | bytes, str | bytes], group: list[QueueEntry]) -> bool:
+        async def apply(chat: tuple[str | bytes, str | bytes], held: _Held) -> bool:
+            group = held.entries
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
                 try:
+                    # short of a batch: another worker's batch (`_apply` fills its last one with newer
+                    # turns) may have applied these entries' turns already, then nothing is left to do
+                    if not self._full(held) and await self.tiers.facts.progress(*chat) >= held.upto:
+                        return True
                     await self.tiers.present(chat[0])  # an archived user's turns come back first
                     # taken before the turns are read: an erasure from now on drops what the batch writes
                     with fence.holding(await self.tiers.backend.erasure.ticket(*chat)):
@@ -128,10 +138,10 @@ class FactWorker:
                     _log.info("fact extraction for %s dropped: erased meanwhile", log_tag(*chat))
                     return True
 
-        results = await asyncio.gather(*(apply(chat, group) for chat, group in groups))
+        results = await asyncio.gather(*(apply(chat, held) for chat, held in groups))
 
-        applied = [group for ok, (_, group) in zip(results, groups, strict=True) if ok]
-        await queue.done([e.id for group in applied for e in group])
+        applied = [held for ok, (_, held) in zip(results, groups, strict=True) if ok]
+        await queue.done([e.id for held in applied for e in held.entries])
         if telemetry.enabled():
             telemetry.queue_depth(await queue.backlog())
         return WorkerReport(
@@ -185,21 +195,30 @@ class FactWorker:
         return True
 
     def _due(self, held: _Held, now: float) -> bool:
-        settings, uptos = self.settings, [e.upto for e in held.entries]
+        settings = self.settings
         return (
-            max(uptos) - min(uptos) + 2 >= settings.batch_turns  # an entry is one exchange
+            self._full(held)
             or now - held.last >= settings.idle_seconds
             or now - held.first >= settings.reclaim_seconds / 2
         )
 
+    def _full(self, held: _Held) -> bool:
+        """Whether the entries held span a batch (a chat quiet, or reclaimed, may be applied short of one)."""
+        uptos = [e.upto for e in held.entries]
+        return max(uptos) - min(uptos) + 2 >= self.settings.batch_turns  # an entry is one exchange
+
     async def _apply(self, user_id: str | bytes, chat_id: str | bytes, upto: int, tally: _Tally) -> None:
-        """Apply the chat's turns up to `upto`, counting in `tally` the turns of each batch recorded done
-        (those of a later batch that fails included)."""
+        """Apply the chat's turns up to `upto` (the last batch filled with newer ones already stored),
+        counting in `tally` the turns of each batch recorded done (those of a later batch that fails
+        included)."""
         facts, settings = self.tiers.facts, self.settings
         start = await facts.progress(user_id, chat_id)
         if upto <= start:
             return  # applied before (a redelivered entry): nothing changes
-        stored = await self.runtime.store.read_turns(Conversation(user_id, chat_id), start + 1, upto - start)
+        # the last batch filled with newer turns already stored: their entries, which other workers may
+        # hold, are then done when those come to them, instead of each making a small batch of its own
+        count = -(-(upto - start) // settings.batch_turns) * settings.batch_turns
+        stored = await self.runtime.store.read_turns(Conversation(user_id, chat_id), start + 1, count)
         # A chat that fell behind (a burst, a worker that was down) is read in bounded batches, each one
         # recorded as done before the next: prompts stay small and a failure repeats one batch only.
         for batch in batches(stored, settings.batch_turns, settings.batch_tokens):

@@ -242,3 +242,31 @@ async def test_the_workers_fold_keeps_a_chinese_chat_in_chinese(redis_client: ai
         await worker.run_once(block_ms=None)
     assert (await assistant.memory_of("zh", "c")).historical_summary == "用户记下了三件事。"
     memory_llm.assert_consumed()
+
+
+async def test_a_chat_split_between_two_workers_is_extracted_once(redis_client: aioredis.Redis) -> None:
+    """`brain serve --workers N`: one chat's entries end up with different workers. The first to apply
+    reads on to the chat's newest turns; the other finds its entries done, with no call of its own (each
+    made a small batch before: more calls and round trips per turn the more workers)."""
+    memory_llm = ScriptedLLM([extracted("Lives in Oslo", "Plays chess")])
+    settings = MemorySettings(facts=FactSettings(enabled=True, batch_turns=50))
+    runtime = make_runtime(
+        ScriptedLLM(["ok"] * 3), client=redis_client, memory_settings=settings, memory_llm=memory_llm
+    )
+    assistant = Assistant(runtime)
+    await assistant.chat("di", "c", "I live in Oslo")
+    assert runtime.tiers is not None
+    queue = runtime.tiers.fact_queue
+    first = await queue.read("worker-a", 10, None)  # the first exchange's entry, taken by one worker
+    await assistant.chat("di", "c", "I play chess")
+    await assistant.chat("di", "c", "Bye")
+    second = await queue.read("worker-b", 10, None)  # the later ones, by another
+    assert [e.upto for e in first] == [2] and [e.upto for e in second] == [4, 6]
+    await queue.push("di", "c", first[0].upto)  # worker-a's entry comes to a worker first...
+    applied = await FactWorker(runtime, name="worker-a").run_once(block_ms=None)
+    assert (applied.calls, applied.turns) == (1, 6)  # ...which reads on to the newest turn
+    assert "Bye" in (memory_llm.calls[0].messages[-1].content or "")
+    await queue.push("di", "c", second[-1].upto)  # and worker-b's entries come later
+    done = await FactWorker(runtime, name="worker-b").run_once(block_ms=None)
+    assert (done.calls, done.turns, done.failed) == (0, 0, 0)
+    memory_llm.assert_consumed()
