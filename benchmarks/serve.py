@@ -18,6 +18,8 @@
   for the CPU-per-turn ratio measured in the same run. `--repeats N` loads one worker (and the baseline,
   in turn with it, each going first in turn) N times and reports each figure's median: a noisy machine's
   ratio.
+- A short load (two turns a client, one worker) goes first and is not measured: what a first load costs on a
+  fresh machine stays out of the figures.
 - MCP: `search_memories` round trips over stdio (`brain mcp`) and over streamable HTTP (`/mcp`).
 
 Prints a table, then one JSON line.
@@ -247,9 +249,17 @@ async def main() -> None:
                 )
                 return r
 
+            # not measured: whatever a first load costs (modules compiled and read, Redis's memory grown). A
+            # fresh 16-core machine's first load measured one worker at 1.71 ms of CPU per turn; a machine of
+            # the same kind whose first load was another measured it at 1.18
+            async with servers([[*serve, "--workers", "1"]], env) as (urls, pids):
+                await load(urls, pids, secrets, 2, "warm-up", options.client_procs, redis_pid, model_pids)
+            print(f"[{time.monotonic() - began:5.0f} s] warm-up load done", file=sys.stderr, flush=True)
             paired: dict[str, list[dict[str, float]]] = {"baseline": [], "workers 1": []}
             for rep in range(options.repeats):  # the baseline and one worker in turn, each first in turn
-                sides = [("workers 1", [[*serve, "--workers", "1"]], None)]
+                sides: list[tuple[str, list[list[str]], str | None]] = [
+                    ("workers 1", [[*serve, "--workers", "1"]], None)
+                ]
                 if tree is not None:
                     sides.insert(rep % 2, ("baseline", [revision_command(tree)], str(tree)))
                 for name, commands, cwd in sides:
