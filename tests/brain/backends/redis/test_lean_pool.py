@@ -4,6 +4,7 @@ and the same outcomes as redis-py's own way, on a real server."""
 from __future__ import annotations
 
 import asyncio
+import enum
 from typing import Any
 
 import pytest
@@ -17,6 +18,11 @@ from brain.backends.redis.client import FairBlockingPool, connect
 from brain.backends.redis.lean_send import LeanConnection
 from brain.settings import RedisSettings
 
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
 PACKED = [
     ("GET", "k"),
     ("CONFIG GET", "maxmemory"),  # the command name's words are sent apart
@@ -28,7 +34,16 @@ PACKED = [
     ("SET", "k", b"v" * 6_001),  # past redis-py's cut-off: in pieces, as it sends them
     ("SET", "k", "x" * 3_000, "y" * 3_000),
     ("SET", "k", memoryview(b"abc")),
+    ("SET", "k", -0.0, float("nan"), "中文 ü", b"\x00\xff"),
+    ("SET", "k", _Level.HIGH),  # an int of a subclass: as redis-py writes it (its repr), not as hiredis would
 ]
+
+
+def test_text_utf8_cannot_carry_is_refused_as_redis_py_refuses_it() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        LeanConnection().pack_command("SET", "k", "x\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        Connection().pack_command("SET", "k", "x\ud800")
 
 
 @pytest.mark.parametrize("args", PACKED)
