@@ -36,9 +36,13 @@ class LeanConnection(Connection):
     """A TCP connection whose writes that need no waiting cost no task (see the module)."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
-        first = args[0]
-        if (type(first) is str and " " in first) or (type(first) is bytes and b" " in first):
-            args = (*first.split(), *args[1:])  # a command of two words (SCRIPT LOAD), as redis-py cuts it
+        first = args[0]  # a command of two words (SCRIPT LOAD) is cut as redis-py cuts it
+        if type(first) is str:
+            words = first.split()
+            if len(words) != 1:
+                args = (*words, *args[1:])
+        elif type(first) is bytes and b" " in first:
+            args = (*first.split(), *args[1:])
         encoder = self.encoder
         if (
             _PLAIN.issuperset(map(type, args))

@@ -26,6 +26,7 @@ class _Level(enum.IntEnum):
 PACKED = [
     ("GET", "k"),
     ("CONFIG GET", "maxmemory"),  # the command name's words are sent apart
+    ("CONFIG\tGET", "maxmemory"),  # on any white space, as redis-py cuts them
     (b"HGET", b"h", b"f"),
     (b"SCRIPT LOAD", "return 1"),
     ("EVALSHA", "ab" * 20, 2, b"k1", "k2", 1.5, 7, "ü" * 3),
