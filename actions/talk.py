@@ -28,7 +28,7 @@ Refit = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
 """The prompt for the next call of a turn, given the turn's tool rounds so far."""
 
 
-@functools.lru_cache(maxsize=50_000)
+@functools.lru_cache(maxsize=20_000)  # as many as the parsed turns kept (`conversation_records._PARSED_MAX`)
 def _chat_message(role: Literal["user", "assistant"], content: str) -> ChatMessage:
     """A turn as a prompt message; the same frozen value for the same turn on every turn of a chat."""
     return ChatMessage(role=role, content=content)

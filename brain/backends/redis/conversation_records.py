@@ -123,9 +123,11 @@ def _legacy_talk(fields: dict[str, bytes]) -> str | None:
 # Parsed turns by their record's exact bytes and their sequence number. A chat's window is read again on
 # every turn, mostly unchanged; records are immutable and keyed by their whole content, and turns are frozen,
 # so sharing them between calls and tenants gives each caller exactly what its own bytes hold. Bounded:
-# cleared when full.
+# cleared when full. Every cached turn is a few objects the garbage collector's full collections go over: at
+# 50,000 a long-lived library process under Python's default collector spent ~12% more CPU a turn than at
+# 20,000 (benchmarks/concurrency.py run 12 times in one process), which still holds the windows of 500 chats.
 _PARSED: dict[tuple[bytes, int], Turn] = {}
-_PARSED_MAX = 50_000
+_PARSED_MAX = 20_000
 
 
 def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
