@@ -123,7 +123,6 @@ class FactWorker:
         tally = _Tally()
 
         async def apply(chat: tuple[str | bytes, str | bytes], held: _Held) -> bool:
-            group = held.entries
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
                 try:
                     # short of a batch: another worker's batch (`_apply` fills its last one with newer
@@ -133,7 +132,7 @@ class FactWorker:
                     await self.tiers.present(chat[0])  # an archived user's turns come back first
                     # taken before the turns are read: an erasure from now on drops what the batch writes
                     with fence.holding(await self.tiers.backend.erasure.ticket(*chat)):
-                        return await self._apply_counted(chat, group, tally)
+                        return await self._apply_counted(chat, held, tally)
                 except ErasedError:  # the chat or its user was erased meanwhile: nothing left to do
                     _log.info("fact extraction for %s dropped: erased meanwhile", log_tag(*chat))
                     return True
@@ -153,22 +152,20 @@ class FactWorker:
             parked=tally.parked,
         )
 
-    async def _apply_counted(
-        self, chat: tuple[str | bytes, str | bytes], group: list[QueueEntry], tally: _Tally
-    ) -> bool:
+    async def _apply_counted(self, chat: tuple[str | bytes, str | bytes], held: _Held, tally: _Tally) -> bool:
         """Apply one chat's entries, counting what it spent (a failed batch spent its calls too); False
         when it failed and stays pending for a retry (True when it was parked instead)."""
         with spending() as spent:
             try:
-                with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(group)}):
-                    await self._apply(*chat, max(e.upto for e in group), tally)
+                with telemetry.span("brain.facts.batch", {"brain.batch.entries": len(held.entries)}):
+                    await self._apply(*chat, held.upto, tally)
                 await self.tiers.fact_queue.untried(*chat)
                 return True
             except ErasedError:
                 raise
             except (MalformedReplyError, ContextOverflowError) as exc:  # the same batch fails the same way
                 telemetry.count_error("facts.batch")
-                return await self._malformed(chat, group, exc, tally)
+                return await self._malformed(chat, held.entries, exc, tally)
             except BrainError as exc:  # left pending: a worker retries after reclaim_seconds
                 telemetry.count_error("facts.batch")
                 tag, kind = log_tag(*chat), type(exc).__name__

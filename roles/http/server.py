@@ -30,9 +30,9 @@ _TIMEOUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: cl
 YOUNG_THRESHOLD = 200_000
 """Allocations between two collections of the youngest generation in a serving process (Python's: 700).
 Under load the young objects are mostly the requests in flight (their coroutines, closures, buffers: ~120,000
-for 500 streamed turns), all alive, so each collection costs the same ~65 ms and finds next to nothing:
-at 50,000 one ran every ~1,000 turns (96 us of collector time a turn in `benchmarks/serve.py`), at
-200,000 every ~8,000 (37 us a turn), one pause of ~150 ms each."""
+for 500 streamed turns), all alive, so each collection goes over them and finds next to nothing: at 50,000
+one ran every ~1,000 turns, ~65 ms each (96 us of collector time a turn in `benchmarks/serve.py`); at
+200,000 one every ~8,000 turns, ~150 ms each (37 us a turn)."""
 
 
 def settle_heap() -> None:
