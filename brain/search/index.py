@@ -288,7 +288,9 @@ class SearchIndex(DocumentIndex):
         """Documents related to `text` (e.g. a new fact, a task, the turn being answered), best first: like
         `search`, but a text with nothing to search for, and no vector, finds nothing (no error, no
         listing by date). `rankings` as `search`'s."""
-        if vector is None and not searchable(text):
+        asked = time.time() if asked_at is None else asked_at
+        # a query with weighted words has something to search for: its own analysis is not made twice
+        if vector is None and not analyse_query(text, asked).weights and not searchable(text):
             return []
         with telemetry.span(
             "brain.search", {"brain.search.limit": limit, "brain.search.vector": vector is not None}
@@ -300,7 +302,7 @@ class SearchIndex(DocumentIndex):
                 vector=vector,
                 ids_only=ids_only,
                 linked=linked,
-                asked_at=asked_at,
+                asked_at=asked,
                 rankings=rankings,
             )
         return hits

@@ -10,15 +10,17 @@ before: question words are dropped from queries only. Pure.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import UTC, tzinfo
+from datetime import UTC, date, datetime, tzinfo
+from types import MappingProxyType
 
 from brain.search.analysis import DATED, query_weights
 from brain.search.fields import addressed_role
-from brain.search.relative_dates import Span, time_span
+from brain.search.relative_dates import Span, time_span_on
 
 __all__ = ["PERIOD_WEIGHT", "TIME_BOOST", "WHEN_WEIGHT", "Query", "analyse_query", "boost_span"]
 
@@ -58,12 +60,20 @@ class Query:
 
 def analyse_query(text: str, asked_at: float, *, tz: tzinfo = UTC) -> Query:
     """`text` as a query asked at `asked_at` (seconds since the epoch; its days in `tz`). Pure."""
+    return _analysed(text, datetime.fromtimestamp(asked_at, tz).date(), tz)
+
+
+@functools.lru_cache(maxsize=4_096)
+def _analysed(text: str, today: date, tz: tzinfo) -> Query:
+    """`analyse_query` on `today`: what only the day changes is made once a day for each text (a turn's
+    searches, and `related`'s check that a text has something to search for, ask the same)."""
     when = _WHEN.search(text) is not None
-    span, text = time_span(text, asked_at, tz=tz)
+    span, text = time_span_on(text, today, tz=tz)
     weights = query_weights(_ASKING.sub(" ", _WHEN.sub(" ", text) if when else text))
     if when and weights:
         weights = {**weights, DATED: WHEN_WEIGHT}
-    return Query(weights=weights, when=when, span=span, role=addressed_role(text))
+    # read-only: one value serves every caller of the same text that day
+    return Query(weights=MappingProxyType(weights), when=when, span=span, role=addressed_role(text))
 
 
 def boost_span(

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from brain.search.analysis import MONTHS
 
-__all__ = ["Span", "time_span"]
+__all__ = ["Span", "time_span", "time_span_on"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,7 @@ _CN_COUNT = r"(\d+|[一二两三四五六七八九十]+)"
 _MONTH = "|".join(MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
 _MONTH_WORDS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 """What every name of a month holds (its first three letters)."""
+_MONTH_NUMBERS = {m[:3]: i for i, m in enumerate(MONTHS, 1)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +120,7 @@ def _named_month(day: date, month: int, year_back: int | None, last: bool = Fals
 def _month_number(text: str) -> int:
     if text.isdigit() or text[0] in _CN:
         return _count(text)
-    short = _folded(text)[:3]
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(short))
+    return _MONTH_NUMBERS[_folded(text)[:3]]
 
 
 _Rule = tuple[re.Pattern[str], Callable[[re.Match[str], date], _Days], bool, tuple[str, ...]]
@@ -234,6 +234,10 @@ _EN_RULES: tuple[_Rule, ...] = (
 _RULES = (*_CN_RULES, *_EN_RULES)
 _NEEDED = tuple(dict.fromkeys(w for *_, needs in _RULES for w in needs))
 """Every rule's words: a text holding none of them has no time expression."""
+_ANY_NEEDED = re.compile("|".join(re.escape(w) for w in _NEEDED))
+"""Finds one of `_NEEDED` in a folded text in one scan (whether any is there, not which)."""
+_RULES_OF = {w: frozenset(i for i, (*_, needs) in enumerate(_RULES) if w in needs) for w in _NEEDED}
+"""The rules (by index) that each word lets run."""
 
 
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
@@ -251,10 +255,14 @@ def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | N
     in `tz`), from the first day's start to the last day's end (None without any), and `text` without
     the expressions whose words are only relative ("yesterday", "上周"; a month's name stays: it finds
     the day heading dated documents). Pure."""
-    folded = _folded(text)
-    if not any(w in folded for w in _NEEDED):
+    return time_span_on(text, datetime.fromtimestamp(asked_at, tz).date(), tz=tz)
+
+
+def time_span_on(text: str, today: date, *, tz: tzinfo = UTC) -> tuple[Span | None, str]:
+    """`time_span` of a question asked on `today` (a calendar day in `tz`). Pure."""
+    if _ANY_NEEDED.search(_folded(text)) is None:
         return None, text  # most questions: no rule can match
-    return _on_day(text, datetime.fromtimestamp(asked_at, tz).date(), tz)
+    return _on_day(text, today, tz)
 
 
 @functools.lru_cache(maxsize=4_096)
@@ -268,18 +276,27 @@ def _resolved(text: str, today: date, tz: tzinfo, *, gated: bool = True) -> tupl
     """`_on_day`'s answer; with `gated`, a rule runs only on a text holding one of its `needs`."""
     masked, kept, folded = text, list(text), _folded(text)
     found: list[_Days] = []
-    present = {w for w in _NEEDED if w in folded}
-    for pattern, resolve, remove, needs in _RULES:
-        if gated and present.isdisjoint(needs):
+    if gated:
+        rules = sorted(set[int]().union(*(_RULES_OF[w] for w in _NEEDED if w in folded)))
+    else:
+        rules = list(range(len(_RULES)))
+    for index in rules:
+        pattern, resolve, remove, _ = _RULES[index]
+        matches = list(pattern.finditer(masked))
+        if not matches:
             continue
-        for match in list(pattern.finditer(masked)):
+        pieces: list[str] = []
+        at = 0
+        for match in matches:
             found.append(resolve(match, today))
             begin, end = (
                 match.span() if remove else match.span("rel") if "rel" in match.re.groupindex else (0, 0)
             )
             kept[begin:end] = " " * (end - begin)
             start, stop = match.span()  # masked: not found again by a shorter rule
-            masked = masked[:start] + "\0" * (stop - start) + masked[stop:]
+            pieces += (masked[at:start], "\0" * (stop - start))
+            at = stop
+        masked = "".join(pieces) + masked[at:]  # once a rule, not once a match: linear in a long text
     if not found:
         return None, text
     first, last = min(d.first for d in found), max(d.last for d in found)

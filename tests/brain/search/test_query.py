@@ -156,3 +156,13 @@ def test_the_period_counts_as_a_term_of_the_question() -> None:
     wide = boost_span(ranked, within, period={"b", *"efghijklmnopqrstuvwxyz"}, n_docs=100)
     assert [d for d, _ in wide][:3] == ["a", "b", "e"]  # a period of 23 passages: less telling
     assert boost_span(ranked, within, period={"b"}, n_docs=1, weight=0.0) == boost_span(ranked, within)
+
+
+def test_a_text_is_analysed_once_a_day_and_its_weights_are_read_only() -> None:
+    first = analyse_query("What did I pack in May?", ASKED)
+    assert analyse_query("What did I pack in May?", ASKED + 60) is first  # the same day: made once
+    next_year = analyse_query("What did I pack in May?", ASKED + 366 * 86_400)
+    assert next_year.weights == first.weights and next_year.span != first.span  # another day: its own May
+    with pytest.raises(TypeError):
+        first.weights["pack"] = 9.0  # type: ignore[index]  # shared by every caller: nobody changes it
+    assert analyse_query("What did I pack in May?", ASKED).weights == {"pack": 1.0, "may": 1.0}

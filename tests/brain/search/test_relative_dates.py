@@ -50,3 +50,15 @@ def test_letters_that_match_ascii_when_case_is_ignored_still_find_the_rule(text:
 def test_every_rule_says_what_it_needs() -> None:
     assert all(needs for *_, needs in relative_dates._RULES)  # none is skipped by mistake: each has words
     assert all(w == w.lower() for *_, needs in relative_dates._EN_RULES for w in needs)
+
+
+def test_a_long_text_with_many_expressions_resolves_as_its_parts_do() -> None:
+    today = date(2026, 11, 27)
+    text = " ".join(["We met yesterday, and the day before yesterday, in May; 上周 and 昨天."] * 300)
+    span, kept = _resolved(text, today, UTC)
+    assert (span, kept) == _resolved(text, today, UTC, gated=False)
+    one_span, one_kept = _resolved(
+        "We met yesterday, and the day before yesterday, in May; 上周 and 昨天.", today, UTC
+    )
+    assert span == one_span and kept == " ".join([one_kept] * 300)
+    assert "yesterday" not in kept and "昨天" not in kept and kept.count("May") == 300
