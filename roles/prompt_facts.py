@@ -4,6 +4,8 @@ agent may see, raised through the graph when it is on; cached per chat while the
 
 from __future__ import annotations
 
+import functools
+
 from brain.keys import encode_id
 from brain.memory.fact_cache import FactCache, FactView
 from brain.memory.facts import Fact
@@ -34,11 +36,7 @@ class PromptFacts:
         tiers, graph, limit = self.runtime.tiers, self.settings.graph, facts.prompt_facts
         scope = "" if chat_id is None else encode_id(chat_id, "chat_id")
         views: list[FactView] = []
-
-        def known(generation: int) -> dict[str, Fact]:
-            views.append(self.cache.view(user_id, generation))
-            return views[-1].facts
-
+        known = functools.partial(self._view, user_id, views)  # not a closure: no cells made per turn
         cached = self.cache.peek(user_id)
         if cached is not None and cached.asked(scope, text):  # a cached answer: is it still current?
             known(await tiers.facts.generation(user_id))
@@ -56,3 +54,8 @@ class PromptFacts:
         shown = [f for f in found if agent_sees(agent, f)][:limit]
         view.show(scope, text, shown, self.cache.questions)
         return shown
+
+    def _view(self, user_id: str | bytes, views: list[FactView], generation: int) -> dict[str, Fact]:
+        """The user's cached facts under `generation`, its view appended to `views`."""
+        views.append(self.cache.view(user_id, generation))
+        return views[-1].facts

@@ -8,6 +8,7 @@ one hash tag), so every query touches only that namespace (tenants are isolated 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -99,11 +100,15 @@ class SearchIndex(DocumentIndex):
         hits, total = await self._search_ranked(
             query, tags, start, end, 0, depth, vector, False, linked, asked, rankings
         )
+        return (await self._reranked(query, hits))[offset : offset + limit], total
+
+    async def _reranked(self, query: str, hits: list[Hit]) -> list[Hit]:
+        """`hits` with the best `rerank_depth` of them in the reranker's order, scored by it."""
+        assert self.rerank is not None
         head = hits[: self.rerank_depth]
         scores = await self.rerank(query, [self.indexed_text(h.doc) for h in head])
         best = sorted(range(len(head)), key=lambda k: -scores[k])  # stable: ties keep the fused order
-        hits = [Hit(doc=head[k].doc, score=scores[k]) for k in best] + hits[len(head) :]
-        return hits[offset : offset + limit], total
+        return [Hit(doc=head[k].doc, score=scores[k]) for k in best] + hits[len(head) :]
 
     async def _search_ranked(
         self,
@@ -167,7 +172,8 @@ class SearchIndex(DocumentIndex):
         depth = max(offset, 0) + max(limit, 0)
 
         found = await self._ranking(
-            lambda: self.store.rank_span(
+            functools.partial(  # not a lambda: its eight cells would be made on every call
+                self.store.rank_span,
                 query_terms,
                 tags=tag_list,
                 start=start,

@@ -96,7 +96,14 @@ class Multiplexer:
         except (RedisConnectionError, RedisTimeoutError) as error:
             if self._retry is None:
                 raise
-            failed = [error]
+            failed = error
+        return await self._retried(args, failed)
+
+    async def _retried(self, args: tuple[Any, ...], error: Exception) -> Any:
+        """`call` after its first try failed with `error`: the retry policy's, counting that try. Apart
+        from `call`, whose every call would otherwise make the cells of this closure."""
+        assert self._retry is not None
+        failed = [error]
 
         async def again() -> Any:  # the policy's first try is the one that failed: the same count
             if failed:
