@@ -33,6 +33,7 @@ import jieba
 import Stemmer
 
 from brain.search.english import IRREGULAR
+from brain.search.text_cache import text_cache
 
 __all__ = [
     "ANALYSIS",
@@ -100,6 +101,7 @@ CJK = re.compile(f"[{_KANA}{_HAN}]")
 HAN = re.compile(f"[{_HAN}]+")  # runs of Chinese characters
 """A Chinese or Japanese character."""
 _STEMMER = Stemmer.Stemmer("english")
+_CACHED_WORD = 64  # the longest word `stem` keeps in its cache
 _HEADING = re.compile(r"\[(?:\d{1,2} [A-Z][a-z]+ \d{4}|\d{4}年\d{1,2}月\d{1,2}日)\] ")  # `dated_text`'s
 _SHORT = "may|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"  # a month's short name (or May) beside a day
 _WHEN = re.compile(
@@ -161,7 +163,7 @@ def _bigrams(run: str) -> Iterator[str]:
         yield run[i : i + 2]
 
 
-@functools.lru_cache(maxsize=65_536)
+@text_cache(maxsize=65_536)
 def _han(run: str, level: int) -> tuple[tuple[str, bool], ...]:
     """A run of Han characters as (term, whether it is a character of a longer word): jieba's search mode
     (each word, after the dictionary words of two and three characters inside it) and, from analysis "3",
@@ -195,7 +197,12 @@ def _words(prepared: str, level: int) -> list[tuple[str, bool]]:
     for match in _TOKEN.finditer(prepared):
         kind, token = match.lastgroup, match[0]
         if kind == "word":
-            if token not in STOPWORDS and ((word := stem(token, irregular)) not in STOPWORDS or irregular):
+            if token in STOPWORDS:
+                continue
+            # a long "word" (no real one) is stemmed without the cache: nothing pins it in memory
+            short = len(token) <= _CACHED_WORD
+            word = stem(token, irregular) if short else stem.__wrapped__(token, irregular)
+            if word not in STOPWORDS or irregular:
                 add((word[:MAX_TERM], False))
         elif kind == "han":
             found += ((w[:MAX_TERM], c) for w, c in _han(token, level) if w not in STOPWORDS)
@@ -231,7 +238,7 @@ def terms(text: str, *, chars: bool = True, level: int = 4) -> list[str]:
     return [w for w, _ in _terms(text, level if chars else 2)]
 
 
-@functools.lru_cache(maxsize=4_096)
+@text_cache(maxsize=4_096)
 def _query(query: str) -> tuple[tuple[str, bool], ...]:
     """A query's terms, analysed once however many searches of one turn ask (facts, graph, recall). Its
     time words make no `DATED` term, which `query_weights` drops, unless it has no other term (what

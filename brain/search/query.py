@@ -10,7 +10,6 @@ before: question words are dropped from queries only. Pure.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -21,6 +20,7 @@ from types import MappingProxyType
 from brain.search.analysis import DATED, query_weights
 from brain.search.fields import addressed_role
 from brain.search.relative_dates import Span, time_span_on
+from brain.search.text_cache import text_cache
 
 __all__ = ["PERIOD_WEIGHT", "TIME_BOOST", "WHEN_WEIGHT", "Query", "analyse_query", "boost_span"]
 
@@ -63,7 +63,7 @@ def analyse_query(text: str, asked_at: float, *, tz: tzinfo = UTC) -> Query:
     return _analysed(text, datetime.fromtimestamp(asked_at, tz).date(), tz)
 
 
-@functools.lru_cache(maxsize=4_096)
+@text_cache(maxsize=4_096)
 def _analysed(text: str, today: date, tz: tzinfo) -> Query:
     """`analyse_query` on `today`: what only the day changes is made once a day for each text (a turn's
     searches, and `related`'s check that a text has something to search for, ask the same)."""

@@ -8,13 +8,13 @@ analysis matches it to the day heading each dated document already. Pure.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from brain.search.analysis import MONTHS
+from brain.search.text_cache import text_cache
 
 __all__ = ["Span", "time_span", "time_span_on"]
 
@@ -265,7 +265,7 @@ def time_span_on(text: str, today: date, *, tz: tzinfo = UTC) -> tuple[Span | No
     return _on_day(text, today, tz)
 
 
-@functools.lru_cache(maxsize=4_096)
+@text_cache(maxsize=4_096)
 def _on_day(text: str, today: date, tz: tzinfo) -> tuple[Span | None, str]:
     """`time_span` asked on `today`: the same question asked again that day (by every search of a turn,
     by the next user) is resolved once."""
