@@ -26,11 +26,13 @@ __all__ = ["Refit", "TalkAction", "ToolRunner", "memory_items", "render_system",
 ToolRunner = Callable[[ToolCall], Awaitable[str]]
 Refit = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
 """The prompt for the next call of a turn, given the turn's tool rounds so far."""
+_CACHED_CHARS = 4_096
 
 
-@functools.lru_cache(maxsize=20_000)  # as many as the parsed turns kept (`conversation_records._PARSED_MAX`)
+@functools.lru_cache(maxsize=20_000)  # as many as the parsed turns kept (`conversation_records`)
 def _chat_message(role: Literal["user", "assistant"], content: str) -> ChatMessage:
-    """A turn as a prompt message; the same frozen value for the same turn on every turn of a chat."""
+    """A turn as a prompt message; the same frozen value for the same turn on every turn of a chat. For a
+    text of at most `_CACHED_CHARS` only: 20,000 long messages would hold gigabytes."""
     return ChatMessage(role=role, content=content)
 
 
@@ -93,7 +95,12 @@ def render_talk(
             break
         used += cost
         role: Literal["user", "assistant"] = "assistant" if m.role == "assistant" else "user"
-        recent.append(as_chat(m) if is_step(m) else _chat_message(role, m.content))
+        if is_step(m):
+            recent.append(as_chat(m))
+        elif len(content := m.content) <= _CACHED_CHARS:
+            recent.append(_chat_message(role, content))
+        else:
+            recent.append(ChatMessage(role=role, content=content))
     while recent and recent[-1].role == "tool":  # results whose call is out of the window go with it
         recent.pop()
     messages.extend(reversed(recent))

@@ -33,7 +33,7 @@ import jieba
 import Stemmer
 
 from brain.search.english import IRREGULAR
-from brain.search.text_cache import text_cache
+from brain.text_cache import text_cache
 
 __all__ = [
     "ANALYSIS",

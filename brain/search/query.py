@@ -20,7 +20,7 @@ from types import MappingProxyType
 from brain.search.analysis import DATED, query_weights
 from brain.search.fields import addressed_role
 from brain.search.relative_dates import Span, time_span_on
-from brain.search.text_cache import text_cache
+from brain.text_cache import text_cache
 
 __all__ = ["PERIOD_WEIGHT", "TIME_BOOST", "WHEN_WEIGHT", "Query", "analyse_query", "boost_span"]
 

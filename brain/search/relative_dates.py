@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from brain.search.analysis import MONTHS
-from brain.search.text_cache import text_cache
+from brain.text_cache import text_cache
 
 __all__ = ["Span", "time_span", "time_span_on"]
 

@@ -7,6 +7,7 @@ of 32 hex digits are packed in the ids hash (`brain.backends.redis.conversation_
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
@@ -123,16 +124,27 @@ def _legacy_talk(fields: dict[str, bytes]) -> str | None:
 # Parsed turns by their record's exact bytes and their sequence number. A chat's window is read again on
 # every turn, mostly unchanged; records are immutable and keyed by their whole content, and turns are frozen,
 # so sharing them between calls and tenants gives each caller exactly what its own bytes hold. Bounded:
-# cleared when full. Every cached turn is a few objects the garbage collector's full collections go over: at
+# cleared when full, by count or by the records' bytes (a message may be 1 MB: 20,000 long ones would hold
+# gigabytes). Every cached turn is a few objects the garbage collector's full collections go over: at
 # 50,000 a long-lived library process under Python's default collector spent ~12% more CPU a turn than at
 # 20,000 (benchmarks/concurrency.py run 12 times in one process), which still holds the windows of 500 chats.
-_PARSED: dict[tuple[bytes, int], Turn] = {}
 _PARSED_MAX = 20_000
+_PARSED_BYTES = 64 * 2**20
+
+
+@dataclass(slots=True)
+class _ParsedTurns:
+    turns: dict[tuple[bytes, int], Turn] = field(default_factory=dict)
+    size: int = 0  # the bytes of the records held
+
+
+_PARSED = _ParsedTurns()
 
 
 def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
+    cache = _PARSED
     keys = list(zip(raw, range(offset + 1, offset + 1 + len(raw)), strict=True))
-    turns = [_PARSED.get(k) for k in keys]
+    turns = [cache.turns.get(k) for k in keys]
     missing = [i for i, t in enumerate(turns) if t is None]
     if missing:
         try:
@@ -140,10 +152,17 @@ def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
         except StoreError:
             parse(TURNS, key, raw, offset)  # the same error, naming the record's real index
             raise
-        if len(_PARSED) + len(parsed) > _PARSED_MAX:
-            _PARSED.clear()
+        size = sum(len(raw[i]) for i in missing)
+        kept = size <= _PARSED_BYTES  # else more than the whole cache may hold: none of it is kept
+        full = len(cache.turns) + len(parsed) > _PARSED_MAX or cache.size + size > _PARSED_BYTES
+        if kept and full:
+            cache.turns.clear()
+            cache.size = 0
+        cache.size += size if kept else 0
         for i, r in zip(missing, parsed, strict=True):
-            turns[i] = _PARSED[keys[i]] = Turn(keys[i][1], r.tok, r.msg, dropped=r.dropped)
+            turns[i] = Turn(keys[i][1], r.tok, r.msg, dropped=r.dropped)
+            if kept:
+                cache.turns[keys[i]] = turns[i]  # type: ignore[assignment]
     return turns  # type: ignore[return-value]  # every one filled
 
 

@@ -7,6 +7,7 @@ import json
 import random
 import uuid
 
+import pytest
 import redis.asyncio as aioredis
 
 from brain.backends.redis.conversation import RedisMemoryStore
@@ -145,3 +146,23 @@ def test_parsed_turns_are_shared_by_bytes_and_place_only() -> None:
     assert all(a is b for a, b in zip(first, again, strict=True))
     moved = parse_turns("other", [one], 7)  # the same record elsewhere (another chat): its own place
     assert moved[0].seq == 8 and moved[0].message == first[0].message
+
+
+def test_parsed_turns_held_are_bounded_by_their_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from brain.backends.redis import conversation_records as records
+
+    small = [records.turn_record(Message(id=f"s{i}", content=f"short {i}"), 2) for i in range(3)]
+    filler = [records.turn_record(Message(id=f"f{i}", content="x" * 300), 80) for i in range(3)]
+    budget = sum(map(len, small + filler)) - 1  # the small ones and the filler do not fit together
+    monkeypatch.setattr(records, "_PARSED", records._ParsedTurns())
+    monkeypatch.setattr(records, "_PARSED_BYTES", budget)
+    held = records.parse_turns("k", small, 0)
+    assert records._PARSED.size == sum(map(len, small)) and len(records._PARSED.turns) == 3
+    huge = records.turn_record(Message(id="h", content="长" * budget), 2_000)  # more than the whole budget
+    first, again = records.parse_turns("k", [huge], 3), records.parse_turns("k", [huge], 3)
+    assert first[0].message.content == "长" * budget and first[0] is not again[0]  # parsed, never kept
+    assert len(records._PARSED.turns) == 3  # and what the cache held stays
+    records.parse_turns("k", filler, 3)  # past the budget with the small ones: emptied first
+    assert set(records._PARSED.turns) == {(f, 4 + i) for i, f in enumerate(filler)}
+    assert records._PARSED.size == sum(map(len, filler))
+    assert held[0] == records.parse_turns("k", small, 0)[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from brain.search import analysis, query, relative_dates
 from brain.search.analysis import searchable, stem, terms
 from brain.search.query import analyse_query
-from brain.search.text_cache import LONGEST, text_cache
+from brain.text_cache import LONGEST, text_cache
 
 ASKED = 1_790_000_000.0
 
