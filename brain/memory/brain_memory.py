@@ -137,10 +137,18 @@ class BrainMemory(BaseModel):
             **({"refuse_archived": True} if refuse_archived else {}),
         )
         meta = state.meta
+        history: list[Message] = []
+        seqs: dict[str, int] = {}
+        tokens: dict[str, int] = {}
+        for turn in state.window:  # one pass over the window (it is read again every turn)
+            message = turn.message
+            history.append(message)
+            seqs[message.id] = turn.seq
+            tokens[message.id] = turn.tokens
         memory = cls(
             user_id=user_id,
             chat_id=chat_id,
-            history=[t.message for t in state.window],
+            history=history,
             knowledge=list(state.knowledge),
             historical_summary=meta.summary,
             last_history_id=state.window[-1].message.id if state.window else "",
@@ -155,8 +163,7 @@ class BrainMemory(BaseModel):
         )
         memory._bind(store, settings, tokenizer)
         private = memory._s
-        private.seqs = {t.message.id: t.seq for t in state.window}
-        private.tokens = {t.message.id: t.tokens for t in state.window}
+        private.seqs, private.tokens = seqs, tokens
         private.saved_talk, private.epoch = meta.last_talk, state.epoch
         return memory
 
