@@ -17,7 +17,7 @@ from actions.memory_section import MemoryItem, fact_items, knowledge_item, summa
 from brain.errors import LLMError
 from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
 from brain.llm.tokens import Tokenizer
-from brain.memory.steps import as_chat, is_step
+from brain.memory.steps import STEPS, as_chat
 from brain.message import Message
 from brain.storage.facts import Fact
 
@@ -95,7 +95,7 @@ def render_talk(
             break
         used += cost
         role: Literal["user", "assistant"] = "assistant" if m.role == "assistant" else "user"
-        if is_step(m):
+        if m.cause_by in STEPS:  # is_step, without a call a message
             recent.append(as_chat(m))
         elif len(content := m.content) <= _CACHED_CHARS:
             recent.append(_chat_message(role, content))

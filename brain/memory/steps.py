@@ -15,17 +15,19 @@ from brain.llm.protocol import ChatMessage, ToolCall
 from brain.message import Message
 from brain.storage.conversation import Turn
 
-__all__ = ["RESULT", "STEP", "as_chat", "exchange_turns", "is_step", "kept_steps"]
+__all__ = ["RESULT", "STEP", "STEPS", "as_chat", "exchange_turns", "is_step", "kept_steps"]
 
 STEP = "ToolStep"
 """`cause_by` of an assistant message holding tool calls (and the inner thoughts said with them)."""
 RESULT = "ToolResult"
 """`cause_by` of a tool's result."""
+STEPS = frozenset((STEP, RESULT))
+"""The `cause_by` of a kept step (`is_step`, for a loop over many messages)."""
 
 
 def is_step(message: Message) -> bool:
     """Whether `message` is a kept step (a call or a result), not the user's words or an answer."""
-    return message.cause_by in (STEP, RESULT)
+    return message.cause_by in STEPS
 
 
 def kept_steps(
