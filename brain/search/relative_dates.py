@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from brain.search.analysis import MONTHS
-from brain.text_cache import text_cache
 
 __all__ = ["Span", "time_span", "time_span_on"]
 
@@ -259,21 +258,15 @@ def time_span(text: str, asked_at: float, *, tz: tzinfo = UTC) -> tuple[Span | N
 
 
 def time_span_on(text: str, today: date, *, tz: tzinfo = UTC) -> tuple[Span | None, str]:
-    """`time_span` of a question asked on `today` (a calendar day in `tz`). Pure."""
+    """`time_span` of a question asked on `today` (a calendar day in `tz`). Pure; not cached here: a
+    search's whole analysis of a question is, once a day (`brain.search.query.analyse_query`)."""
     if _ANY_NEEDED.search(_folded(text)) is None:
         return None, text  # most questions: no rule can match
-    return _on_day(text, today, tz)
-
-
-@text_cache(maxsize=4_096)
-def _on_day(text: str, today: date, tz: tzinfo) -> tuple[Span | None, str]:
-    """`time_span` asked on `today`: the same question asked again that day (by every search of a turn,
-    by the next user) is resolved once."""
     return _resolved(text, today, tz)
 
 
 def _resolved(text: str, today: date, tz: tzinfo, *, gated: bool = True) -> tuple[Span | None, str]:
-    """`_on_day`'s answer; with `gated`, a rule runs only on a text holding one of its `needs`."""
+    """`time_span_on`'s answer; with `gated`, a rule runs only on a text holding one of its `needs`."""
     masked, kept, folded = text, list(text), _folded(text)
     found: list[_Days] = []
     if gated:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brain.search import analysis, query, relative_dates
+from brain.search import analysis, query
 from brain.search.analysis import searchable, stem, terms
 from brain.search.query import analyse_query
 from brain.text_cache import LONGEST, text_cache
@@ -29,7 +29,7 @@ def test_a_short_text_is_computed_once_and_a_long_one_every_time() -> None:
 def test_the_analysis_caches_keep_no_long_text() -> None:
     long = "In May we packed boots for Oslo and 上周 we bought tea. " * (LONGEST // 40)
     assert len(long) > LONGEST
-    caches = (analysis._query, relative_dates._on_day, query._analysed)
+    caches = (analysis._query, query._analysed)
     before = [c.cache_info().currsize for c in caches]  # type: ignore[attr-defined]
     first, again = analyse_query(long, ASKED), analyse_query(long, ASKED)
     assert first == again and first is not again  # the same answer, computed twice
