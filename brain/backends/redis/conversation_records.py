@@ -154,11 +154,11 @@ def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
             raise
         size = sum(len(raw[i]) for i in missing)
         kept = size <= _PARSED_BYTES  # else more than the whole cache may hold: none of it is kept
-        full = len(cache.turns) + len(parsed) > _PARSED_MAX or cache.size + size > _PARSED_BYTES
-        if kept and full:
-            cache.turns.clear()
-            cache.size = 0
-        cache.size += size if kept else 0
+        if kept:
+            if len(cache.turns) + len(parsed) > _PARSED_MAX or cache.size + size > _PARSED_BYTES:
+                cache.turns.clear()
+                cache.size = 0
+            cache.size += size
         for i, r in zip(missing, parsed, strict=True):
             turns[i] = Turn(keys[i][1], r.tok, r.msg, dropped=r.dropped)
             if kept:
