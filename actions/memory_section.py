@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from brain.memory.blocks.budget import BlockText
+from brain.process_caches import remember
 from brain.storage.blocks import Block
 from brain.storage.facts import Fact
 
@@ -118,6 +119,7 @@ def _attribute(value: str) -> str:
     return neutralise(" ".join(value.split())).replace('"', "'")
 
 
+@remember
 @functools.lru_cache(maxsize=8_192)  # a chat's summary, blocks and facts come back turn after turn
 def _render_item(item: MemoryItem) -> str:
     head = f'<item kind="{_attribute(item.kind)}"'

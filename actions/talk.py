@@ -19,6 +19,7 @@ from brain.llm.protocol import LLM, ChatMessage, Completion, TextDelta, ToolCall
 from brain.llm.tokens import Tokenizer
 from brain.memory.steps import STEPS, as_chat
 from brain.message import Message
+from brain.process_caches import remember
 from brain.storage.facts import Fact
 
 __all__ = ["Refit", "TalkAction", "ToolRunner", "memory_items", "render_system", "render_talk"]
@@ -29,6 +30,7 @@ Refit = Callable[[list[ChatMessage]], Awaitable[list[ChatMessage]]]
 _CACHED_CHARS = 4_096
 
 
+@remember
 @functools.lru_cache(maxsize=20_000)  # as many as the parsed turns kept (`conversation_records`)
 def _chat_message(role: Literal["user", "assistant"], content: str) -> ChatMessage:
     """A turn as a prompt message; the same frozen value for the same turn on every turn of a chat. For a
@@ -36,6 +38,7 @@ def _chat_message(role: Literal["user", "assistant"], content: str) -> ChatMessa
     return ChatMessage(role=role, content=content)
 
 
+@remember
 @functools.lru_cache(maxsize=1_024)
 def _system_message(persona: Persona) -> ChatMessage:
     """The persona's system message, made once per persona (a frozen value) rather than every turn."""

@@ -33,6 +33,7 @@ import hashlib
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import InputError
+from brain.process_caches import remember
 
 __all__ = [
     "ConversationKeys",
@@ -127,6 +128,7 @@ def encode_id(value: str | bytes, what: str = "id") -> str:
     return _encode(value, what)
 
 
+@remember
 @functools.lru_cache(maxsize=65_536)
 def _encode_short(value: str | bytes, what: str) -> str:
     return _encode(value, what)
@@ -398,6 +400,7 @@ def _digest(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
+@remember
 @functools.lru_cache(maxsize=65_536)  # read by every write of a turn
 def erasure_key(prefix: str, user_id: str | bytes) -> str:
     """The hash recording a user's erasures: `n` (how many so far; a ticket is its value when work begins),
@@ -406,6 +409,7 @@ def erasure_key(prefix: str, user_id: str | bytes) -> str:
     return f"{prefix}:{{x.{_digest(raw_id(user_id, 'user_id'))}}}:erased"
 
 
+@remember
 @functools.lru_cache(maxsize=65_536)
 def scope_field(chat_id: str | bytes | None) -> str:
     """The erasure record's field of one chat (`*` for the whole user, with None). Pure."""
@@ -445,6 +449,7 @@ _INDEX_PARTS = {"docs": "documents", "num": "documents", "len": "postings", "pos
                 "stats": "postings", "vec": "vectors", "vseq": "vectors"}  # fmt: skip
 
 
+@remember
 @functools.lru_cache(maxsize=65_536)  # read each time a namespace's index is opened (several per turn)
 def key_family(key: str) -> str:
     """What a key of `brain.keys` holds, for storage accounting: its namespace's kind (`conversation`,

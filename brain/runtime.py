@@ -27,6 +27,7 @@ from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import LLM, Embed
 from brain.llm.tokens import Tokenizer
 from brain.memory.tiers import Tiers
+from brain.process_caches import aging
 from brain.search.analysis import Fusion
 from brain.settings import LLMSettings, Settings
 from brain.storage.backend import Backend
@@ -84,10 +85,12 @@ async def open_runtime(
     """Open Redis and one client per configured LLM (unless `llm`/`memory_llm` are given: the caller owns
     those); everything opened here is closed on exit. `StoreError` when Redis is unusable. With
     `redis=False` (a team without memory) the conversations are kept in memory and there are no tiers.
+    While it is open, the process's caches of text are emptied by age (`brain.process_caches.aging`).
 
     Where no endpoint is configured, the embedded model (`local.model`) answers in its place, and without
     `llm.embedding_model` the embedded embedder (`local.embedder`) embeds for search, when installed."""
     async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(aging())  # erased text leaves this process's caches in time
         backend: Backend | None = None
         if redis:
             connection = await RedisConnection.open(settings)

@@ -10,6 +10,8 @@ import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec, TypeVar, cast
 
+from brain.process_caches import remember
+
 __all__ = ["LONGEST", "text_cache"]
 
 P = ParamSpec("P")
@@ -26,7 +28,7 @@ def text_cache(
     at most `longest` characters (the other arguments are part of the key, as lru_cache makes it)."""
 
     def wrap(function: Callable[Concatenate[str, P], R]) -> Callable[Concatenate[str, P], R]:
-        lru = functools.lru_cache(maxsize=maxsize)(function)
+        lru = remember(functools.lru_cache(maxsize=maxsize)(function))
         cached = cast("Callable[Concatenate[str, P], R]", lru)  # its arguments are hashable: a key
 
         @functools.wraps(function)

@@ -25,6 +25,7 @@ from brain.memory.steps import is_step
 from brain.memory.tiers import Tiers
 from brain.memory.transfer import ConversationExport
 from brain.message import Message, check_text
+from brain.process_caches import forget
 from brain.search.analysis import searchable
 from brain.storage import fence
 from brain.storage.conversation import Conversation, ConversationMeta
@@ -306,6 +307,12 @@ class MemoryService:
         `remaining` names the agent's chats a final listing still found (written meanwhile)."""
         if erases_user(scope):
             return await self.assistant.forget_user(scope.user)
+        try:
+            return await self._erase_agent(scope)
+        finally:
+            forget()  # the archival passages' text too (`brain.process_caches`)
+
+    async def _erase_agent(self, scope: Scope) -> ErasureReport:
         report = ErasureReport()
         for chat_id in await self._chat_ids(scope):
             report += await self.erase_chat(scope, chat_id)

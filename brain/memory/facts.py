@@ -14,6 +14,7 @@ from brain.errors import ConflictError, InputError, StaleIndexError, StoreError
 from brain.keys import facts_base
 from brain.llm.protocol import Embed, embed_one
 from brain.memory.fact_texts import FactTexts, fact_doc
+from brain.process_caches import forget
 from brain.progress import Progress, report
 from brain.search.index import Hit, IndexedDoc, SearchIndex
 from brain.storage.facts import (
@@ -147,11 +148,15 @@ class FactMemory:
 
     async def erase(self, user_id: str | bytes, fact_ids: Sequence[str]) -> int:
         """Delete facts for good, from the store (audit events naming them included) and from the search
-        index; how many existed. For erasure (e.g. of one agent's memory): nothing of them stays."""
-        gone = await self.store.erase(user_id, fact_ids)
-        index = self.index(user_id)
-        for fact_id in fact_ids:
-            await index.delete(fact_id)
+        index; how many existed. For erasure (e.g. of one agent's memory): nothing of them stays, in this
+        process's caches of text neither (`brain.process_caches`)."""
+        try:
+            gone = await self.store.erase(user_id, fact_ids)
+            index = self.index(user_id)
+            for fact_id in fact_ids:
+                await index.delete(fact_id)
+        finally:
+            forget()
         return gone
 
     async def get(self, user_id: str | bytes, fact_id: str) -> Fact | None:

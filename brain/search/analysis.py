@@ -32,6 +32,7 @@ from typing import Literal
 import jieba
 import Stemmer
 
+from brain.process_caches import remember
 from brain.search.english import IRREGULAR
 from brain.text_cache import text_cache
 
@@ -143,6 +144,7 @@ def _prepared(text: str) -> str:
     return _dates(unicodedata.normalize("NFKC", text).lower())
 
 
+@remember
 @functools.lru_cache(maxsize=200_000)
 def stem(word: str, irregular: bool = True) -> str:
     """A Latin, Greek or Cyrillic word without accents, an irregular past form as its verb (unless not

@@ -21,7 +21,7 @@ from brain.backends.redis.index import IndexScripts, RedisIndexStore
 from brain.backends.redis.queue import RedisFactQueue
 from brain.backends.redis.usage import RedisUsageStore
 from brain.errors import InputError, StoreError
-from brain.keys import key_family, user_patterns
+from brain.keys import key_family, namespace_base, user_patterns
 from brain.search.filters import text
 from brain.settings import Settings
 
@@ -160,5 +160,7 @@ class RedisBackend:
             await asyncio.sleep(0.05)
 
     async def purge(self, names: list[str]) -> int:
-        # one key at a time: on Cluster the keys of one user live in several slots
-        return sum([int(await self.client.delete(name)) for name in names])
+        try:  # one key at a time: on Cluster the keys of one user live in several slots
+            return sum([int(await self.client.delete(name)) for name in names])
+        finally:
+            self._index_scripts.vectors.discard({namespace_base(n) for n in names if "}" in n})

@@ -17,6 +17,7 @@ from brain.errors import StoreError
 from brain.keys import ConversationKeys
 from brain.llm.usage import Usage
 from brain.message import SCHEMA_VERSION, Message
+from brain.process_caches import remember
 from brain.storage.conversation import ConversationMeta, Turn
 
 __all__ = [
@@ -123,7 +124,8 @@ def _legacy_talk(fields: dict[str, bytes]) -> str | None:
 
 # Parsed turns by their record's exact bytes and their sequence number. A chat's window is read again on
 # every turn, mostly unchanged; records are immutable and keyed by their whole content, and turns are frozen,
-# so sharing them between calls and tenants gives each caller exactly what its own bytes hold. Bounded:
+# so sharing them between calls and tenants gives each caller exactly what its own bytes hold. Emptied
+# with the process's other caches of text (`brain.process_caches`: on an erasure, and by age). Bounded:
 # cleared when full, by count or by the records' bytes (a message may be 1 MB: 20,000 long ones would hold
 # gigabytes). Every cached turn is a few objects the garbage collector's full collections go over: at
 # 50,000 a long-lived library process under Python's default collector spent ~12% more CPU a turn than at
@@ -132,13 +134,17 @@ _PARSED_MAX = 20_000
 _PARSED_BYTES = 64 * 2**20
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True, eq=False)
 class _ParsedTurns:
     turns: dict[tuple[bytes, int], Turn] = field(default_factory=dict)
     size: int = 0  # the bytes of the records held
 
+    def cache_clear(self) -> None:
+        self.turns.clear()
+        self.size = 0
 
-_PARSED = _ParsedTurns()
+
+_PARSED = remember(_ParsedTurns())
 
 
 def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
@@ -156,8 +162,7 @@ def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
         kept = size <= _PARSED_BYTES  # else more than the whole cache may hold: none of it is kept
         if kept:
             if len(cache.turns) + len(parsed) > _PARSED_MAX or cache.size + size > _PARSED_BYTES:
-                cache.turns.clear()
-                cache.size = 0
+                cache.cache_clear()
             cache.size += size
         for i, r in zip(missing, parsed, strict=True):
             turns[i] = Turn(keys[i][1], r.tok, r.msg, dropped=r.dropped)

@@ -314,6 +314,9 @@ class RedisIndexStore:
                 parts |= {f"post:{term}" for term in counts(doc, stored.lstrip("~"))} | {"len", "time"}
                 parts |= {f"tag:{tag}" for tag in doc.tags}
         keys = sorted(self._key(p) for p in parts)
-        for start in range(0, len(keys), 500):
-            await self._client.delete(*keys[start : start + 500])
+        try:
+            for start in range(0, len(keys), 500):
+                await self._client.delete(*keys[start : start + 500])
+        finally:
+            self._scripts.vectors.discard([self.base])
         return len(docs)

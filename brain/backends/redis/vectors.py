@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 
 from brain.backends.redis.client import RedisClient
+from brain.process_caches import remember
 from brain.search.filters import text
 from brain.search.vectors import Snapshot
 
@@ -23,15 +25,28 @@ __all__ = ["VectorCache"]
 
 class VectorCache:
     """The snapshots of the namespaces this process searched, least recently used dropped first beyond
-    `max_bytes`. Safe to share between tasks and event loops: snapshots are immutable values."""
+    `max_bytes`, and those nobody searched between two emptyings of the process's caches (`cache_clear`,
+    `brain.process_caches`: a namespace erased by another process leaves this one's memory in time). Safe
+    to share between tasks and event loops: snapshots are immutable values."""
 
     def __init__(self, max_bytes: int = 512 * 1024 * 1024) -> None:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[str, Snapshot] = OrderedDict()
+        self._searched: set[str] = set()  # since the last `cache_clear`
         self._lock = threading.Lock()
+        remember(self)
+
+    def cache_clear(self) -> None:
+        """Drop the snapshots of namespaces not searched since the last call (one searched meanwhile is
+        checked against Redis on every search: an erasure there reloads it empty)."""
+        with self._lock:
+            for base in [b for b in self._entries if b not in self._searched]:
+                del self._entries[base]
+            self._searched = set()
 
     async def snapshot(self, client: RedisClient, base: str) -> Snapshot:
         """The namespace's vectors as Redis has them now."""
+        self._searched.add(base)
         stats = f"{base}:stats"
         seq_raw, deleted_raw, gen_raw = await client.hmget(stats, ["vseq", "vdel", "vgen"])
         seq, deleted, gen = int(seq_raw or 0), int(deleted_raw or 0), text(gen_raw or b"")
@@ -55,6 +70,13 @@ class VectorCache:
             while total > self.max_bytes and len(self._entries) > 1:
                 total -= self._entries.popitem(last=False)[1].nbytes
         return snap
+
+    def discard(self, bases: Iterable[str]) -> None:
+        """Drop the snapshots of `bases` (namespaces this process dropped or erased: their vectors leave
+        its memory at once; another process's go when it next searches them, or as least recently used)."""
+        with self._lock:
+            for base in bases:
+                self._entries.pop(base, None)
 
     async def _load(self, client: RedisClient, base: str) -> Snapshot:
         for _ in range(5):  # the counters only grow: equal before and after means nothing changed between
