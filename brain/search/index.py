@@ -19,7 +19,7 @@ from brain.llm.rerank import Rerank
 from brain.search.analysis import Fusion, fuse, searchable
 from brain.search.fields import ROLE_WEIGHT, role_term
 from brain.search.filters import tag_list
-from brain.search.query import analyse_query, boost_span
+from brain.search.query import Query, analyse_query, boost_span
 from brain.search.relative_dates import Span
 from brain.search.storage import DocumentIndex, TextSource
 from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
@@ -92,13 +92,33 @@ class SearchIndex(DocumentIndex):
         With a reranker, the best `rerank_depth` hits of a query are reordered by it (scores are then the
         reranker's); a failing reranker is an `LLMError`."""
         asked = time.time() if asked_at is None else asked_at
+        analysed = analyse_query(query, asked)
+        return await self._searched(
+            query, analysed, tags, start, end, offset, limit, vector, ids_only, linked, rankings
+        )
+
+    async def _searched(
+        self,
+        query: str,
+        analysed: Query,
+        tags: Sequence[str],
+        start: float | None,
+        end: float | None,
+        offset: int,
+        limit: int,
+        vector: Sequence[float] | None,
+        ids_only: bool,
+        linked: Sequence[str],
+        rankings: list[Ranking] | None,
+    ) -> tuple[list[Hit], int]:
+        """`search` of `query` as analysed (`analyse_query`: made once by whoever asks)."""
         if self.rerank is None or ids_only or not query.strip() or offset >= self.rerank_depth:
             return await self._search_ranked(
-                query, tags, start, end, offset, limit, vector, ids_only, linked, asked, rankings
+                query, analysed, tags, start, end, offset, limit, vector, ids_only, linked, rankings
             )
         depth = max(self.rerank_depth, offset + limit)
         hits, total = await self._search_ranked(
-            query, tags, start, end, 0, depth, vector, False, linked, asked, rankings
+            query, analysed, tags, start, end, 0, depth, vector, False, linked, rankings
         )
         return (await self._reranked(query, hits))[offset : offset + limit], total
 
@@ -113,6 +133,7 @@ class SearchIndex(DocumentIndex):
     async def _search_ranked(
         self,
         query: str,
+        analysed: Query,
         tags: Sequence[str],
         start: float | None,
         end: float | None,
@@ -121,10 +142,8 @@ class SearchIndex(DocumentIndex):
         vector: Sequence[float] | None,
         ids_only: bool,
         linked: Sequence[str],
-        asked_at: float,
         rankings: list[Ranking] | None = None,
     ) -> tuple[list[Hit], int]:
-        analysed = analyse_query(query, asked_at)
         query_terms, span = analysed.weights, analysed.span
         if self.turns and query_terms and analysed.role is not None:  # the role as a field: a preference
             query_terms = {**query_terms, role_term(analysed.role): ROLE_WEIGHT}
@@ -295,21 +314,15 @@ class SearchIndex(DocumentIndex):
         `search`, but a text with nothing to search for, and no vector, finds nothing (no error, no
         listing by date). `rankings` as `search`'s."""
         asked = time.time() if asked_at is None else asked_at
-        # a query with weighted words has something to search for: its own analysis is not made twice
-        if vector is None and not analyse_query(text, asked).weights and not searchable(text):
+        analysed = analyse_query(text, asked)  # made once: a long text is not cached (`text_cache`)
+        # a query with weighted words has something to search for
+        if vector is None and not analysed.weights and not searchable(text):
             return []
         with telemetry.span(
             "brain.search", {"brain.search.limit": limit, "brain.search.vector": vector is not None}
         ):
-            hits, _ = await self.search(
-                text,
-                tags=tags,
-                limit=limit,
-                vector=vector,
-                ids_only=ids_only,
-                linked=linked,
-                asked_at=asked,
-                rankings=rankings,
+            hits, _ = await self._searched(
+                text, analysed, tags, None, None, 0, limit, vector, ids_only, linked, rankings
             )
         return hits
 

@@ -9,8 +9,11 @@ import redis.asyncio as aioredis
 
 from brain.errors import InputError, LLMError
 from brain.keys import archival_base
+from brain.search import index as search_index
 from brain.search.analysis import bm25, reciprocal_rank_fusion, stem, terms
 from brain.search.index import IndexedDoc, SearchIndex
+from brain.search.query import Query, analyse_query
+from brain.text_cache import LONGEST
 from tests.support.stores import redis_index
 
 DOCS = [
@@ -130,6 +133,26 @@ async def test_a_query_with_nothing_to_search_for_is_an_error_never_the_newest(
     assert [h.doc.id for h in by_vector] == ["old", "new"]
     assert await index.related("what was it?") == []  # internal lookups: nothing related
     assert [h.doc.id for h in await index.related("boiler")] == ["old"]
+
+
+async def test_a_long_text_is_analysed_once_by_related(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = redis_index(redis_client, archival_base("brain", "archival:long-user"))
+    await index.add(IndexedDoc(id="old", text="The boiler is serviced in October.", ts=1.0))
+    analysed: list[str] = []
+
+    def counted(text: str, asked_at: float, **options: object) -> Query:
+        analysed.append(text)
+        return analyse_query(text, asked_at)
+
+    monkeypatch.setattr(search_index, "analyse_query", counted)
+    long = "When is the boiler serviced again? " * (LONGEST // 30)  # longer than a text cache keeps
+    assert len(long) > LONGEST
+    assert [h.doc.id for h in await index.related(long)] == ["old"]
+    assert analysed == [long]  # its check and its search share one analysis
+    hits, _ = await index.search(long)
+    assert [h.doc.id for h in hits] == ["old"] and analysed == [long, long]
 
 
 async def test_a_reranker_reorders_the_best_hits_and_pages_stay_consistent(
