@@ -116,9 +116,12 @@ class Assistant(Role):
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def from_settings(cls, settings: Settings, **options: Any) -> AsyncIterator[Assistant]:
-        """An assistant owning its backend and LLM clients (closed on exit), with its fact worker."""
-        async with open_runtime(settings) as runtime, running(runtime):
+    async def from_settings(
+        cls, settings: Settings, *, drain_progress: Progress | None = None, **options: Any
+    ) -> AsyncIterator[Assistant]:
+        """An assistant owning its backend and LLM clients (closed on exit), with its fact worker; on exit
+        the worker applies what it holds, telling `drain_progress` how it goes (`running`)."""
+        async with open_runtime(settings) as runtime, running(runtime, drain_progress):
             yield cls.for_runtime(runtime, **options)
 
     @property

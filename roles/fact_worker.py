@@ -45,12 +45,17 @@ from brain.memory.steps import is_step
 from brain.memory.usage import record_spending
 from brain.memory.window import Window
 from brain.message import Message
+from brain.progress import Progress, report
 from brain.runtime import Runtime
 from brain.storage import fence
 from brain.storage.conversation import Conversation, Turn
 from brain.storage.queue import QueueEntry
 
-__all__ = ["FactWorker", "WorkerReport", "batches", "running"]
+__all__ = ["DRAINING", "FactWorker", "WorkerReport", "batches", "running"]
+
+DRAINING = "learning facts (Ctrl-C: next time)"
+"""The task a worker's `progress` is told of: the facts of the chats it applies (short: a terminal's bar
+shows it in front of its counts; Ctrl-C leaves what is not applied queued for the next worker)."""
 
 _log = logging.getLogger("brain.facts")
 
@@ -100,8 +105,11 @@ class FactWorker:
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{id(self):x}"
         self._held: dict[tuple[str | bytes, str | bytes], _Held] = {}
 
-    async def run_once(self, block_ms: int | None = None, *, hold: bool = False) -> WorkerReport:
-        """Apply what is queued: entries other workers abandoned, then new ones (waiting up to `block_ms`).
+    async def run_once(
+        self, block_ms: int | None = None, *, hold: bool = False, progress: Progress | None = None
+    ) -> WorkerReport:
+        """Apply what is queued: entries other workers abandoned, then new ones (waiting up to `block_ms`);
+        `progress` is told how many of the chats due are done (`DRAINING`).
 
         With `hold` (what `run` does), a chat's entries wait until it has `batch_turns` new turns, has been
         quiet for `idle_seconds`, or its oldest entry is half way to `reclaim_seconds`: a busy chat costs
@@ -121,8 +129,16 @@ class FactWorker:
         limit = asyncio.Semaphore(settings.concurrency)
 
         tally = _Tally()
+        finished = [0]
+        report(progress, DRAINING, 0, len(groups), "chats")
 
         async def apply(chat: tuple[str | bytes, str | bytes], held: _Held) -> bool:
+            ok = await applied_one(chat, held)  # one cancelled (a drain's deadline) is not told as done
+            finished[0] += 1
+            report(progress, DRAINING, finished[0], len(groups), "chats")
+            return ok
+
+        async def applied_one(chat: tuple[str | bytes, str | bytes], held: _Held) -> bool:
             async with limit:  # chats in parallel, each in order: one busy chat does not hold up the rest
                 try:
                     # short of a batch: another worker's batch (`_apply` fills its last one with newer
@@ -309,10 +325,11 @@ class FactWorker:
                 _log.warning("fact worker %s: %s; retrying", self.name, exc)
                 await asyncio.sleep(self.settings.idle_seconds)
 
-    async def drain(self) -> WorkerReport:
+    async def drain(self, progress: Progress | None = None) -> WorkerReport:
         """Apply everything this worker holds or could read now, without waiting for more (at shutdown,
-        so the last turns of a session are not left for the next worker to reclaim)."""
-        return await self.run_once(None, hold=False)
+        so the last turns of a session are not left for the next worker to reclaim); `progress` is told
+        how it goes, chat by chat."""
+        return await self.run_once(None, hold=False, progress=progress)
 
 
 def batches(turns: Sequence[Turn], max_turns: int, max_tokens: int) -> list[list[Turn]]:
@@ -322,10 +339,10 @@ def batches(turns: Sequence[Turn], max_turns: int, max_tokens: int) -> list[list
 
 
 @contextlib.asynccontextmanager
-async def running(runtime: Runtime) -> AsyncIterator[FactWorker | None]:
+async def running(runtime: Runtime, progress: Progress | None = None) -> AsyncIterator[FactWorker | None]:
     """An in-process worker while the block runs (None when facts are off, `brain worker` processes do the
-    work instead, or there is no Redis). On exit it drains for at most `memory.facts.drain_seconds`; what
-    it could not apply stays pending for the next worker."""
+    work instead, or there is no Redis). On exit it drains for at most `memory.facts.drain_seconds`,
+    telling `progress` how it goes; what it could not apply stays pending for the next worker."""
     facts = runtime.settings.memory.facts
     if not facts.enabled or not facts.in_process_worker or runtime.tiers is None:
         yield None
@@ -341,7 +358,7 @@ async def running(runtime: Runtime) -> AsyncIterator[FactWorker | None]:
             await task
         if facts.drain_seconds > 0:
             try:
-                await asyncio.wait_for(worker.drain(), facts.drain_seconds)
+                await asyncio.wait_for(worker.drain(progress), facts.drain_seconds)
             except (BrainError, TimeoutError) as exc:
                 _log.warning(
                     "fact worker %s: stopped before applying everything (%s); a worker will reclaim the "

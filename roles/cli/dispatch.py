@@ -18,7 +18,7 @@ from brain.loader import find_config_file, flatten, load_settings_traced
 from brain.logs import configure_logging, redact
 from brain.settings import Settings, mask_url
 
-__all__ = ["NO_LLM_MESSAGE", "dispatch", "settings_report"]
+__all__ = ["NO_LLM_MESSAGE", "chat_settings", "dispatch", "settings_report"]
 
 NO_LLM_MESSAGE = (
     "No LLM is configured: export OPENAI_API_KEY=... to use OpenAI, or point llm.base_url "
@@ -96,6 +96,7 @@ def _chat(settings: Settings, args: argparse.Namespace) -> int:
     from brain import telemetry
     from roles.assistant import Assistant
     from roles.cli.persona import PersonaChoice, apply_persona, assistant_options
+    from roles.cli.progress import progress_to
     from roles.cli.repl import run_repl
     from roles.cli.session import ChatSession
 
@@ -104,9 +105,13 @@ def _chat(settings: Settings, args: argparse.Namespace) -> int:
         print("brain: --update-persona needs --persona or --human", file=sys.stderr)
         return 2
     user, chat = args.user, args.chat
+    settings = chat_settings(settings)
     telemetry.configure(settings.telemetry)
-    with asyncio.Runner() as runner:
-        opened = Assistant.from_settings(settings, **assistant_options(settings, choice))
+    with asyncio.Runner() as runner, progress_to(sys.stderr) as progress:
+        # on exit, what the session taught is applied with a bar (or log lines) on stderr
+        opened = Assistant.from_settings(
+            settings, drain_progress=progress, **assistant_options(settings, choice)
+        )
         assistant = runner.run(opened.__aenter__())
         try:
             refusal = runner.run(apply_persona(assistant, user, chat, choice))
@@ -117,6 +122,15 @@ def _chat(settings: Settings, args: argparse.Namespace) -> int:
             return run_repl(runner, session, sys.stdin, settings.home)
         finally:
             runner.run(opened.__aexit__(None, None, None))
+
+
+def chat_settings(settings: Settings) -> Settings:
+    """`settings` for `brain chat`, one person: the embedded model writes two replies at once (an answer
+    and its memory work) unless `local.parallel` is set; fewer slots, a smaller context to allocate at
+    start. Pure."""
+    if "parallel" in settings.local.model_fields_set:
+        return settings
+    return settings.model_copy(update={"local": settings.local.model_copy(update={"parallel": 2})})
 
 
 def _confirm(question: str) -> bool:

@@ -90,7 +90,7 @@ class TerminalBar:
 
 def _columns(stream: TextIO) -> int:
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        return os.get_terminal_size(stream.fileno()).columns or 80  # 0: a terminal that never said
     except (AttributeError, OSError, ValueError):
         return 80
 

@@ -10,11 +10,12 @@ import redis.asyncio as aioredis
 
 from brain import MemorySettings
 from brain.message import Message
+from brain.progress import ProgressEvent
 from brain.settings import FactSettings
 from brain.storage.conversation import Turn
 from brain.testing import ScriptedCall, ScriptedLLM
 from roles.assistant import Assistant
-from roles.fact_worker import FactWorker, batches, running
+from roles.fact_worker import DRAINING, FactWorker, batches, running
 from tests.support.prompts import memory_items
 from tests.support.runtime import make_runtime
 
@@ -188,14 +189,20 @@ async def test_the_in_process_worker_applies_what_it_holds_on_exit(redis_client:
     runtime = make_runtime(
         ScriptedLLM(["ok"]), client=redis_client, memory_settings=settings, memory_llm=memory_llm
     )
-    async with running(runtime) as worker:
+    told: list[ProgressEvent] = []
+    async with running(runtime, told.append) as worker:
         assert worker is not None
         await Assistant(runtime).chat("hu", "c", "I live in Rome")
         await asyncio.sleep(0.2)
         assert memory_llm.calls == []  # held: a batch is not full and the chat not quiet for 30 s
+        assert told == []  # only the drain on exit is told
     assert runtime.tiers is not None
     assert [f.text for f in await runtime.tiers.facts.all("hu")] == ["Lives in Rome"]
     assert await runtime.tiers.fact_queue.backlog() == 0
+    assert [(e.task, e.done, e.total, e.unit) for e in told] == [
+        (DRAINING, 0, 1, "chats"),
+        (DRAINING, 1, 1, "chats"),
+    ]
 
 
 async def test_chats_are_applied_in_parallel_up_to_the_limit(redis_client: aioredis.Redis) -> None:

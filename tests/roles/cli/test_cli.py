@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from brain import __version__
-from roles.cli.dispatch import NO_LLM_MESSAGE
+from brain.loader import load_settings
+from roles.cli.dispatch import NO_LLM_MESSAGE, chat_settings
 from tests.support.openai_server import Models, ScriptedOpenAIServer
 from tests.support.servers import free_port
 
@@ -154,3 +155,12 @@ def test_with_redis_unreachable_a_command_says_so_in_one_line_and_exits_2(comman
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith("brain: error: cannot reach Redis at redis://127.0.0.1:1/0")
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_brain_chat_runs_the_embedded_model_with_two_slots_unless_told(tmp_path: Path) -> None:
+    assert chat_settings(load_settings(environ={"HOME": str(tmp_path)})).local.parallel == 2
+    config = tmp_path / "brain.yaml"
+    config.write_text("local:\n  parallel: 4\n")
+    chosen = load_settings(config, environ={"HOME": str(tmp_path)})
+    assert chat_settings(chosen) is chosen and chosen.local.parallel == 4  # the user's own choice stands
+    assert load_settings(environ={"HOME": str(tmp_path)}).local.parallel == 4  # serve, mcp: the default
