@@ -11,6 +11,7 @@ import asyncio
 import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from brain import telemetry
@@ -27,6 +28,20 @@ from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
 __all__ = ["Hit", "IndexedDoc", "SearchIndex"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """One search as asked, its query analysed once (by `search`, or by `related` for its check too)."""
+
+    query: str
+    analysed: Query
+    tags: Sequence[str]
+    start: float | None
+    end: float | None
+    vector: Sequence[float] | None
+    linked: Sequence[str]
+    rankings: list[Ranking] | None
 
 
 class SearchIndex(DocumentIndex):
@@ -92,34 +107,18 @@ class SearchIndex(DocumentIndex):
         With a reranker, the best `rerank_depth` hits of a query are reordered by it (scores are then the
         reranker's); a failing reranker is an `LLMError`."""
         asked = time.time() if asked_at is None else asked_at
-        analysed = analyse_query(query, asked)
-        return await self._searched(
-            query, analysed, tags, start, end, offset, limit, vector, ids_only, linked, rankings
-        )
+        request = _Asked(query, analyse_query(query, asked), tags, start, end, vector, linked, rankings)
+        return await self._searched(request, offset, limit, ids_only)
 
     async def _searched(
-        self,
-        query: str,
-        analysed: Query,
-        tags: Sequence[str],
-        start: float | None,
-        end: float | None,
-        offset: int,
-        limit: int,
-        vector: Sequence[float] | None,
-        ids_only: bool,
-        linked: Sequence[str],
-        rankings: list[Ranking] | None,
+        self, asked: _Asked, offset: int, limit: int, ids_only: bool
     ) -> tuple[list[Hit], int]:
-        """`search` of `query` as analysed (`analyse_query`: made once by whoever asks)."""
+        """`search` as `asked`, one page of it."""
+        query = asked.query
         if self.rerank is None or ids_only or not query.strip() or offset >= self.rerank_depth:
-            return await self._search_ranked(
-                query, analysed, tags, start, end, offset, limit, vector, ids_only, linked, rankings
-            )
+            return await self._search_ranked(asked, offset, limit, ids_only)
         depth = max(self.rerank_depth, offset + limit)
-        hits, total = await self._search_ranked(
-            query, analysed, tags, start, end, 0, depth, vector, False, linked, rankings
-        )
+        hits, total = await self._search_ranked(asked, 0, depth, False)
         return (await self._reranked(query, hits))[offset : offset + limit], total
 
     async def _reranked(self, query: str, hits: list[Hit]) -> list[Hit]:
@@ -131,19 +130,10 @@ class SearchIndex(DocumentIndex):
         return [Hit(doc=head[k].doc, score=scores[k]) for k in best] + hits[len(head) :]
 
     async def _search_ranked(
-        self,
-        query: str,
-        analysed: Query,
-        tags: Sequence[str],
-        start: float | None,
-        end: float | None,
-        offset: int,
-        limit: int,
-        vector: Sequence[float] | None,
-        ids_only: bool,
-        linked: Sequence[str],
-        rankings: list[Ranking] | None = None,
+        self, asked: _Asked, offset: int, limit: int, ids_only: bool
     ) -> tuple[list[Hit], int]:
+        query, analysed, tags, start, end = asked.query, asked.analysed, asked.tags, asked.start, asked.end
+        vector, linked, rankings = asked.vector, asked.linked, asked.rankings
         query_terms, span = analysed.weights, analysed.span
         if self.turns and query_terms and analysed.role is not None:  # the role as a field: a preference
             query_terms = {**query_terms, role_term(analysed.role): ROLE_WEIGHT}
@@ -321,9 +311,8 @@ class SearchIndex(DocumentIndex):
         with telemetry.span(
             "brain.search", {"brain.search.limit": limit, "brain.search.vector": vector is not None}
         ):
-            hits, _ = await self._searched(
-                text, analysed, tags, None, None, 0, limit, vector, ids_only, linked, rankings
-            )
+            request = _Asked(text, analysed, tags, None, None, vector, linked, rankings)
+            hits, _ = await self._searched(request, 0, limit, ids_only)
         return hits
 
     async def _by_date(
