@@ -5,7 +5,9 @@ are cached by their text, shared by every user of the process (`brain.text_cache
 Such a cache never serves one user another's text (its key is the text), but it keeps what it holds until it
 is pushed out. So each registers here (`remember`), and all of them are emptied:
 
-- at once in the process that erases a chat or a user (`forget`, from `brain.memory.erasure`);
+- at once in the process that erases a chat or a user (`forget_soon`, from `brain.memory.erasure`), or, in a
+  burst of erasures, once the last emptying is `MIN_GAP` old (a tenant erasing chat after chat must not make
+  every other chat parse its window again on every erasure);
 - in every process with an open runtime, at least every `MAX_AGE` seconds (`aging`, which `open_runtime`
   runs): what another process erased leaves this one's caches within that time. A turn of the erased
   chat still in flight during the erasure may cache its text again; the same bound removes it. Vector
@@ -24,10 +26,13 @@ import weakref
 from collections.abc import AsyncIterator
 from typing import Protocol, TypeVar
 
-__all__ = ["MAX_AGE", "Clearable", "aging", "expire", "forget", "remember"]
+__all__ = ["MAX_AGE", "MIN_GAP", "Clearable", "aging", "expire", "forget", "forget_soon", "remember"]
 
 MAX_AGE = 60.0
 """Seconds a cached text may outlive its erasure elsewhere (as `FactCache`'s entries)."""
+MIN_GAP = 1.0
+"""Seconds an erasure's text may stay in the erasing process's caches when another erasure emptied them
+just before (an emptying costs every chat's next turn a parse of its window: ~150 µs)."""
 
 
 class Clearable(Protocol):
@@ -38,6 +43,7 @@ C = TypeVar("C", bound=Clearable)
 
 _CACHES: weakref.WeakSet[Clearable] = weakref.WeakSet()  # a cache gone with its owner leaves by itself
 _emptied = [time.monotonic()]
+_due: list[tuple[asyncio.AbstractEventLoop, asyncio.TimerHandle] | None] = [None]  # a `forget_soon` waiting
 
 
 def remember(cache: C) -> C:
@@ -52,6 +58,24 @@ def forget() -> None:
     for cache in list(_CACHES):
         cache.cache_clear()
     _emptied[0] = time.monotonic()
+
+
+def forget_soon() -> None:
+    """Empty every registered cache now, or, when the last emptying is less than `MIN_GAP` old, once it is
+    (on the running loop; one emptying for a burst of calls)."""
+    wait = _emptied[0] + MIN_GAP - time.monotonic()
+    if wait <= 0:
+        forget()
+        return
+    loop, due = asyncio.get_running_loop(), _due[0]
+    if due is not None and due[0] is loop and not loop.is_closed() and not due[1].cancelled():
+        return  # already on its way
+    _due[0] = (loop, loop.call_later(wait, _forget_due))
+
+
+def _forget_due() -> None:
+    _due[0] = None
+    forget()
 
 
 def expire(now: float | None = None) -> bool:

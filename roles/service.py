@@ -25,7 +25,7 @@ from brain.memory.steps import is_step
 from brain.memory.tiers import Tiers
 from brain.memory.transfer import ConversationExport
 from brain.message import Message, check_text
-from brain.process_caches import forget
+from brain.process_caches import forget_soon
 from brain.search.analysis import searchable
 from brain.storage import fence
 from brain.storage.conversation import Conversation, ConversationMeta
@@ -310,7 +310,7 @@ class MemoryService:
         try:
             return await self._erase_agent(scope)
         finally:
-            forget()  # the archival passages' text too (`brain.process_caches`)
+            forget_soon()  # the archival passages' text too (`brain.process_caches`)
 
     async def _erase_agent(self, scope: Scope) -> ErasureReport:
         report = ErasureReport()

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from brain.keys import chat_bases, fence_key, namespace_base, user_bases, user_scope
 from brain.memory.tiers import Tiers
-from brain.process_caches import forget
+from brain.process_caches import forget_soon
 from brain.storage.conversation import Conversation, MemoryStore
 
 __all__ = ["UNREACHABLE", "ErasureReport", "erase_chat", "erase_user", "user_keys"]
@@ -64,11 +64,11 @@ async def erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation
     """Erase one conversation: its entries in the fact queue, its recall memory (postings, vectors,
     progress marker; also where an older version kept it) and its block memory (history, archive, block
     state, vectors). Work for the chat still running writes nothing afterwards. This process's caches of
-    text are emptied, whether the erasure finished or failed (`brain.process_caches`)."""
+    text are emptied (within `MIN_GAP` in a burst), whether it finished or failed (`brain.process_caches`)."""
     try:
         return await _erase_one_chat(store, tiers, conv)
     finally:
-        forget()
+        forget_soon()
 
 
 async def _erase_one_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversation) -> ErasureReport:
@@ -99,12 +99,12 @@ async def _erase_chat(store: MemoryStore, tiers: Tiers | None, conv: Conversatio
 async def erase_user(store: MemoryStore, tiers: Tiers | None, user_id: str | bytes) -> ErasureReport:
     """Erase everything of `user_id` in every tier, their API keys included; then scan for anything of
     theirs still there besides the tombstones (`remaining`: should be empty). Work for the user still
-    running writes nothing afterwards. This process's caches of text are emptied, whether the erasure
-    finished or failed (`brain.process_caches`)."""
+    running writes nothing afterwards. This process's caches of text are emptied (within `MIN_GAP` in a
+    burst), whether it finished or failed (`brain.process_caches`)."""
     try:
         return await _erase_whole_user(store, tiers, user_id)
     finally:
-        forget()
+        forget_soon()
 
 
 async def _erase_whole_user(store: MemoryStore, tiers: Tiers | None, user_id: str | bytes) -> ErasureReport:

@@ -14,7 +14,7 @@ from brain.errors import ConflictError, InputError, StaleIndexError, StoreError
 from brain.keys import facts_base
 from brain.llm.protocol import Embed, embed_one
 from brain.memory.fact_texts import FactTexts, fact_doc
-from brain.process_caches import forget
+from brain.process_caches import forget_soon
 from brain.progress import Progress, report
 from brain.search.index import Hit, IndexedDoc, SearchIndex
 from brain.storage.facts import (
@@ -156,7 +156,7 @@ class FactMemory:
             for fact_id in fact_ids:
                 await index.delete(fact_id)
         finally:
-            forget()
+            forget_soon()
         return gone
 
     async def get(self, user_id: str | bytes, fact_id: str) -> Fact | None:

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from brain import process_caches
-from brain.process_caches import aging, expire, forget, remember
+from brain.process_caches import aging, expire, forget, forget_soon, remember
 
 
 def _cached() -> functools._lru_cache_wrapper[str]:
@@ -72,3 +72,35 @@ async def test_aging_empties_the_caches_while_open_and_stops_when_closed(
     cache("text")
     await asyncio.sleep(0.15)
     assert cache.cache_info().currsize == 1  # closed: nobody empties them
+
+
+async def test_erasures_in_a_burst_empty_the_caches_once_a_gap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process_caches, "MIN_GAP", 0.2)
+    cache = remember(_cached())
+    monkeypatch.setattr(process_caches, "_emptied", [time.monotonic() - 1.0])  # none for a while
+    cache("first")
+    forget_soon()
+    assert cache.cache_info().currsize == 0  # at once
+    emptied: list[float] = []
+    monkeypatch.setattr(process_caches, "forget", lambda: emptied.append(time.monotonic()))
+    began = time.monotonic()
+    for _ in range(5):  # a burst: one emptying, once the gap has passed
+        forget_soon()
+    assert emptied == []
+    await asyncio.sleep(0.4)
+    assert len(emptied) == 1 and emptied[0] - began >= 0.15
+
+
+async def test_a_waiting_emptying_of_a_closed_loop_does_not_block_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(process_caches, "MIN_GAP", 0.2)
+    monkeypatch.setattr(process_caches, "_emptied", [time.monotonic()])
+    other = asyncio.new_event_loop()
+    monkeypatch.setattr(process_caches, "_due", [(other, other.call_later(10, lambda: None))])
+    other.close()  # e.g. an earlier asyncio.run that ended with an emptying pending
+    cache = remember(_cached())
+    cache("text")
+    forget_soon()
+    await asyncio.sleep(0.4)
+    assert cache.cache_info().currsize == 0

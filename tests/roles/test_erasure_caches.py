@@ -47,7 +47,14 @@ async def echo(call: ScriptedCall) -> str:
     return f"echo: {call.messages[-1].content}"
 
 
+@pytest.fixture
+def at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every erasure empties the caches at once (no other erasure just before: `MIN_GAP`)."""
+    monkeypatch.setattr(process_caches, "MIN_GAP", 0.0)
+
+
 @pytest.mark.parametrize("scope", ["user", "chat"])
+@pytest.mark.usefixtures("at_once")
 async def test_erasure_empties_the_process_caches_of_text(scope: str, redis_client: aioredis.Redis) -> None:
     runtime = make_runtime(ScriptedLLM([echo] * 5), client=redis_client)
     agent = Assistant.for_runtime(runtime)
@@ -65,6 +72,7 @@ async def test_erasure_empties_the_process_caches_of_text(scope: str, redis_clie
     assert _held(runtime.tokenizer)["parsed turns"] > 0
 
 
+@pytest.mark.usefixtures("at_once")
 async def test_a_turn_in_flight_while_erased_is_forgotten_by_age(redis_client: aioredis.Redis) -> None:
     gate = asyncio.Event()
 
