@@ -209,6 +209,43 @@ def test_ctrl_c_cancels_the_reply_not_the_session(openai_server: ScriptedOpenAIS
     assert "word3" not in json.dumps(second)  # the cancelled reply was never stored
 
 
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_kill_or_a_closed_terminal_ends_the_chat_as_leaving_does(
+    signum: int, openai_server: ScriptedOpenAIServer
+) -> None:
+    slow = Chat(" ".join(f"word{i}" for i in range(40)), chunk_delay=0.02)
+    openai_server.script(Chat("First answer."), slow)
+    child = pexpect.spawn(BRAIN, ["chat"], env=env_for(openai_server), encoding="utf-8", timeout=30)
+    child.expect("you> ")
+    child.sendline("hello")
+    child.expect("First answer.")
+    child.expect("you> ")
+    valkey = int(json.loads((Path(os.environ["BRAIN_HOME"]) / "valkey" / "server.json").read_text())["pid"])
+    child.sendline("Tell me a story")
+    child.expect("word3 ")
+    child.kill(signum)  # during a reply: it is finished first
+    child.expect("word39")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 128 + signum and child.signalstatus is None  # it left, it was not killed
+    assert not _running(valkey)  # its embedded Valkey stopped with it, as on /exit
+    again = pexpect.spawn(BRAIN, ["chat"], env=env_for(openai_server), encoding="utf-8", timeout=30)
+    again.expect("you> ")
+    again.kill(signal.SIGTERM)  # at the prompt: at once
+    again.expect(pexpect.EOF)
+    again.close()
+    assert again.exitstatus == 128 + signal.SIGTERM
+    assert len(openai_server.chat_requests()) == 2  # nothing more was asked
+
+
 async def test_cancelled_reply_left_memory_consistent(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.script(Chat(" ".join(f"w{i}" for i in range(100)), chunk_delay=0.05))
     child = pexpect.spawn(
