@@ -147,10 +147,21 @@ def _install(name: str) -> None:
     if hashlib.sha256(data).hexdigest() != sha256:
         _log.debug("the %s ranks shipped with quicktok do not match tiktoken's; not installed", name)
         return
+    _write_whole(target, data)
+
+
+def _write_whole(target: Path, data: bytes) -> None:
+    """`data` as the file `target`, whole or not at all (written beside it, then moved in place; a failed
+    write leaves no partial file): another process may be reading or writing it at the same time."""
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
-    partial.write_bytes(data)
-    partial.replace(target)
+    try:
+        partial.write_bytes(data)
+        partial.replace(target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        raise
 
 
 def _encoding_name(model: str, encoding: str | None) -> str | None:
@@ -231,13 +242,7 @@ def _kept(name: str, cache: Path) -> tiktoken.Encoding | None:
 
 
 def _keep(name: str, cache: Path, parts: dict[str, Any]) -> None:
-    target = _copy_path(name, cache)
-    partial = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        partial.write_bytes(marshal.dumps(parts))
-        partial.replace(target)
+        _write_whole(_copy_path(name, cache), marshal.dumps(parts))
     except (OSError, ValueError) as exc:  # read-only home, full disk: parsed again next time
         _log.debug("could not keep the %s encoding in %s: %s", name, cache, exc)
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
