@@ -163,4 +163,4 @@ class RedisBackend:
         try:  # one key at a time: on Cluster the keys of one user live in several slots
             return sum([int(await self.client.delete(name)) for name in names])
         finally:
-            self._index_scripts.vectors.discard({namespace_base(n) for n in names if "}" in n})
+            self._index_scripts.vectors.discard({namespace_base(n) for n in names if "{" in n and "}" in n})

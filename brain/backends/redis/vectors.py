@@ -46,11 +46,11 @@ class VectorCache:
 
     async def snapshot(self, client: RedisClient, base: str) -> Snapshot:
         """The namespace's vectors as Redis has them now."""
-        self._searched.add(base)
         stats = f"{base}:stats"
         seq_raw, deleted_raw, gen_raw = await client.hmget(stats, ["vseq", "vdel", "vgen"])
         seq, deleted, gen = int(seq_raw or 0), int(deleted_raw or 0), text(gen_raw or b"")
-        with self._lock:
+        with self._lock:  # `cache_clear` may run on another thread's loop
+            self._searched.add(base)
             known = self._entries.get(base)
         if known is not None and (known.seq, known.deleted, known.gen) == (seq, deleted, gen):
             with self._lock:
