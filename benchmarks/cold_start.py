@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.common.serve_load import process
 from benchmarks.serve import MODEL, ROOT, brain_command, free_port
 
 BRAIN = brain_command(ROOT)
@@ -81,19 +82,13 @@ def first_answer_seconds(endpoint: str | None, home: Path) -> float:
 @contextlib.contextmanager
 def zero_latency_model() -> Iterator[str]:
     port = free_port()
-    model = subprocess.Popen(
-        [sys.executable, "-c", MODEL, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
+    with process([sys.executable, "-c", MODEL, str(port)], dict(os.environ)):
         for _ in range(200):  # until it listens
             with contextlib.suppress(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
                 break
             time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        model.terminate()
-        model.wait()
 
 
 def main(repeats: int) -> dict[str, float | None]:
