@@ -20,7 +20,7 @@ from brain.llm.local import (
     LocalEmbedder,
     LocalModel,
     local_embedder_available,
-    local_model_path,
+    local_model_for,
     uses_local_model,
 )
 from brain.llm.openai_client import OpenAILLM
@@ -80,7 +80,12 @@ def _tokenizer(settings: Settings) -> Tokenizer:
 
 @contextlib.asynccontextmanager
 async def open_runtime(
-    settings: Settings, *, llm: LLM | None = None, memory_llm: LLM | None = None, redis: bool = True
+    settings: Settings,
+    *,
+    llm: LLM | None = None,
+    memory_llm: LLM | None = None,
+    redis: bool = True,
+    local_model: LocalModel | None = None,
 ) -> AsyncIterator[Runtime]:
     """Open Redis and one client per configured LLM (unless `llm`/`memory_llm` are given: the caller owns
     those); everything opened here is closed on exit. `StoreError` when Redis is unusable. With
@@ -88,7 +93,9 @@ async def open_runtime(
     While it is open, the process's caches of text are emptied by age (`brain.process_caches.aging`).
 
     Where no endpoint is configured, the embedded model (`local.model`) answers in its place, and without
-    `llm.embedding_model` the embedded embedder (`local.embedder`) embeds for search, when installed."""
+    `llm.embedding_model` the embedded embedder (`local.embedder`) embeds for search, when installed.
+    `local_model` is that model when the caller made it (to `begin` its load early): used, and closed on
+    exit, where the embedded model answers; else left to the caller."""
     async with contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(aging())  # erased text leaves this process's caches in time
         backend: Backend | None = None
@@ -98,9 +105,9 @@ async def open_runtime(
             backend = RedisBackend.for_settings(connection.client, settings, name=connection.masked_url)
         local: LocalModel | None = None
         if (llm is None or (memory_llm is None and settings.llms)) and uses_local_model(settings):
-            path = local_model_path(settings.local)
-            assert path is not None
-            local = await stack.enter_async_context(LocalModel(path, settings.local))
+            local_model = local_model or local_model_for(settings)
+            assert local_model is not None
+            local = await stack.enter_async_context(local_model)
             _log.warning(
                 "no LLM configured: using the embedded tiny model %s, for trying things out; configure a "
                 "real one with OPENAI_API_KEY, or llm.base_url for a local server",

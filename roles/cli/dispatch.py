@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import yaml
 
 from brain.errors import ConfigError
-from brain.llm.local import INSTALL_HINT, uses_local_model
+from brain.llm.local import INSTALL_HINT, LocalModel, local_model_for, uses_local_model
 from brain.loader import find_config_file, flatten, load_settings_traced
 from brain.logs import configure_logging, redact
 from brain.settings import Settings, mask_url
@@ -93,6 +93,18 @@ def dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
 
 
 def _chat(settings: Settings, args: argparse.Namespace) -> int:
+    settings = chat_settings(settings)
+    model = local_model_for(settings)
+    if model is not None:
+        model.begin()  # it loads while the library is imported (a second of a first answer, otherwise)
+    try:
+        return _chat_with(settings, args, model)
+    finally:
+        if model is not None:
+            model.close()  # where the chat never opened it (its own exit closed it otherwise)
+
+
+def _chat_with(settings: Settings, args: argparse.Namespace, model: LocalModel | None) -> int:
     from brain import telemetry
     from roles.assistant import Assistant
     from roles.cli.persona import PersonaChoice, apply_persona, assistant_options
@@ -105,12 +117,11 @@ def _chat(settings: Settings, args: argparse.Namespace) -> int:
         print("brain: --update-persona needs --persona or --human", file=sys.stderr)
         return 2
     user, chat = args.user, args.chat
-    settings = chat_settings(settings)
     telemetry.configure(settings.telemetry)
     with asyncio.Runner() as runner, progress_to(sys.stderr) as progress:
         # on exit, what the session taught is applied with a bar (or log lines) on stderr
         opened = Assistant.from_settings(
-            settings, drain_progress=progress, **assistant_options(settings, choice)
+            settings, drain_progress=progress, local_model=model, **assistant_options(settings, choice)
         )
         assistant = runner.run(opened.__aenter__())
         try:

@@ -4,11 +4,19 @@ wisdom: the model is tiny."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import numpy as np
 import pytest
@@ -19,9 +27,11 @@ from actions.graph import render_extract as render_graph
 from actions.memgpt import stream_step
 from actions.summarize import summarize_text
 from brain import Settings
-from brain.llm.local import LOCAL_EMBEDDER
+from brain.errors import LLMError
+from brain.llm.local import LOCAL_EMBEDDER, LocalModel, local_model_for
 from brain.llm.protocol import ChatMessage, Completion, ToolCallDelta
 from brain.runtime import Runtime, open_runtime
+from brain.settings import LocalSettings
 from roles import Assistant
 from roles.memory_tools import SPECS
 
@@ -142,3 +152,89 @@ async def test_summarization_writes_a_summary(runtime: Runtime) -> None:
     )
     summary = await summarize_text(runtime.memory_llm, text, max_words=40)
     assert summary.strip()
+
+
+def _gone(pid: int, within: float = 20) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+async def test_a_model_begun_early_loads_in_its_own_process_and_the_runtime_serves_and_closes_it(
+    tmp_path: Path, redis_server_url: str
+) -> None:
+    config = settings(tmp_path, redis_server_url)
+    model = local_model_for(config)
+    assert model is not None
+    model.begin()
+    process = model._process
+    model.begin()  # once
+    assert process is not None and model._process is process and process.stdout is not None
+    assert os.getpgid(process.pid) != os.getpgid(0)  # Ctrl-C in a terminal does not reach it
+    # nobody waits for it, and this event loop is blocked: the model loads by itself, and says so
+    assert select.select([process.stdout], [], [], 60)[0], "the model did not load by itself"
+    os.kill(process.pid, signal.SIGINT)  # ignored as well: the chat that started it decides
+    async with open_runtime(config, local_model=model) as opened:
+        assert opened.local_model == model.name
+        reply = await opened.llm.complete([ChatMessage(role="user", content="Say hello.")])
+        assert (reply.content or "").strip()
+        url = model.base_url
+    assert process.returncode == 0 and model._process is None  # the runtime's exit stopped it
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(httpx.TransportError):
+            await client.get(f"{url}/models", timeout=5)
+    model.close()  # idempotent
+
+
+async def test_a_model_that_cannot_start_raises_when_entered_and_closes_quietly(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_text("not a model")
+    model = LocalModel(broken, LocalSettings(parallel=1))
+    model.begin()
+    with pytest.raises(LLMError, match=r"did not start: .+"):
+        async with model:
+            pass
+    model.close()
+
+
+async def test_an_enter_given_up_while_it_loads_leaves_nothing_running() -> None:
+    model = local_model_for(Settings())
+    assert model is not None
+    entering = asyncio.ensure_future(model.__aenter__())
+    await asyncio.sleep(0.05)
+    process = model._process
+    assert process is not None and process.returncode is None  # loading
+    entering.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await entering
+    assert process.returncode is not None and model._process is None  # killed: nothing to keep
+    model.close()  # idempotent
+
+
+def test_the_model_never_outlives_the_process_that_started_it(tmp_path: Path) -> None:
+    code = (
+        "import sys, time; from brain import Settings; from brain.llm.local import local_model_for; "
+        "model = local_model_for(Settings()); model.begin(); print(model._process.pid, flush=True); "
+        "time.sleep(600)"
+    )
+    starter = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert starter.stdout is not None
+    with starter, starter.stdout:
+        child = int(starter.stdout.readline())
+        assert not _gone(child, within=1)  # loading, or serving
+        starter.kill()  # SIGKILL: no exit code of its own runs
+        starter.wait()
+    assert _gone(child), "the embedded model outlived the process that started it"
+
+
+def test_brain_chat_answers_with_the_embedded_model(tmp_path: Path, redis_server_url: str) -> None:
+    env = {**os.environ, "BRAIN_REDIS_URL": redis_server_url}
+    command = [str(Path(sys.executable).parent / "brain"), "chat", "--set", "memory.facts.enabled=false"]
+    result = subprocess.run(command, input="Hello!\n", capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() and "embedded tiny model" in result.stderr
