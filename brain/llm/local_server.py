@@ -53,6 +53,8 @@ def main() -> None:
         _say({"error": str(exc) or type(exc).__name__})
         os._exit(1)
     _say({"address": server.listening_address})
+    # nobody reads on after that line: what llama.cpp might print there must not fill the pipe and stall it
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     while sys.stdin.buffer.read(4096):
         pass  # nothing is sent after the configuration: this waits for the end of the input
     os._exit(0)  # llama.cpp's threads are not joined: the system takes back what they hold
