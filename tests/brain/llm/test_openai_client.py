@@ -20,6 +20,7 @@ from brain import (
     ToolSpec,
 )
 from brain.errors import LLMTimeoutError
+from brain.llm.endpoint import _plain_local
 from brain.llm.protocol import LLM, ToolCall, ToolCallDelta
 from brain.llm.usage import Usage
 from tests.support.openai_server import (
@@ -560,3 +561,21 @@ async def test_rerank_without_model_is_a_clear_error(openai_server: ScriptedOpen
     async with gateway(openai_server) as llm:
         with pytest.raises(LLMError, match="rerank_model"):
             await llm.rerank("q", ["a"])
+
+
+@pytest.mark.parametrize(
+    ("url", "plain"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost:11434/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("https://127.0.0.1:8443/v1", False),
+        ("http://10.0.0.2/v1", False),
+        ("https://api.openai.com/v1", False),
+        (None, False),
+    ],
+)
+def test_only_plain_http_on_this_machine_skips_loading_certificate_authorities(
+    url: str | None, plain: bool
+) -> None:
+    assert _plain_local(LLMSettings(base_url=url)) is plain
