@@ -7,10 +7,12 @@ all build through it. `local_runtime` builds the same parts around given ones (t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from brain.backends.memory import InMemoryStore
 from brain.backends.redis import RedisBackend, RedisConnection
@@ -98,6 +100,9 @@ async def open_runtime(
     exit, where the embedded model answers; else left to the caller."""
     async with contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(aging())  # erased text leaves this process's caches in time
+        # the tokenizer (~0.15 s of parsing) loads on a thread while this waits for Redis and the model
+        tokenizer = asyncio.ensure_future(asyncio.to_thread(_tokenizer, settings))
+        stack.push_async_callback(_joined, tokenizer)
         backend: Backend | None = None
         if redis:
             connection = await RedisConnection.open(settings)
@@ -145,13 +150,22 @@ async def open_runtime(
             store=_conversations(settings, backend),
             llm=llm,
             memory_llm=memory_llm or named.get(settings.memory.llm, llm),
-            tokenizer=_tokenizer(settings),
+            tokenizer=await tokenizer,
             tiers=_tiers(settings, backend, llm, embed, fusion) if backend is not None else None,
             llms=named,
             backend=backend,
             local_model=local.name if local is not None else None,
             embedder=embedder,
         )
+
+
+async def _joined(work: asyncio.Future[Any]) -> None:
+    """Wait for `work`, a thread's (which cannot be cancelled), before leaving the runtime. Its failure
+    was raised where the runtime awaited it; if the runtime is unwinding before that, the failure that
+    unwinds it is the one reported."""
+    await asyncio.wait([work])
+    if not work.cancelled():
+        work.exception()  # retrieved: asyncio does not report it a second time
 
 
 def local_runtime(

@@ -1,0 +1,53 @@
+"""Opening a runtime: the tokenizer loads on a thread while Redis and the model start, and whichever fails
+first is the failure reported, with nothing left running or unreported."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from brain import Settings
+from brain.errors import UnreachableError
+from brain.llm.tokens import Tokenizer
+from brain.runtime import open_runtime
+
+
+def _settings(tmp_path: Path, url: str) -> Settings:
+    return Settings.model_validate({"home": str(tmp_path / "home"), "redis": {"url": url}})
+
+
+def _slow_failing_tokenizer(finished: threading.Event) -> object:
+    def load(settings: Settings) -> Tokenizer:
+        finished.wait(0.3)  # still loading when Redis fails
+        finished.set()
+        raise RuntimeError("the tokenizer could not load")
+
+    return load
+
+
+async def test_a_failing_tokenizer_is_reported_by_open(
+    tmp_path: Path, redis_server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    finished = threading.Event()
+    monkeypatch.setattr("brain.runtime._tokenizer", _slow_failing_tokenizer(finished))
+    with pytest.raises(RuntimeError, match="could not load"):
+        async with open_runtime(_settings(tmp_path, redis_server_url)):
+            pass
+    assert finished.is_set()
+
+
+async def test_redis_failing_first_is_reported_and_the_load_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def unreachable(settings: Settings) -> None:
+        raise UnreachableError("cannot reach Redis")
+
+    finished = threading.Event()
+    monkeypatch.setattr("brain.runtime._tokenizer", _slow_failing_tokenizer(finished))
+    monkeypatch.setattr("brain.runtime.RedisConnection.open", unreachable)
+    with pytest.raises(UnreachableError):
+        async with open_runtime(_settings(tmp_path, "redis://127.0.0.1:1/0")):
+            pass
+    assert finished.is_set()  # the runtime did not leave while its thread still worked
