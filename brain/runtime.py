@@ -23,7 +23,6 @@ from brain.llm.local import (
     LocalModel,
     local_embedder_available,
     local_model_for,
-    uses_local_model,
 )
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import LLM, Embed
@@ -109,10 +108,11 @@ async def open_runtime(
             stack.push_async_callback(connection.aclose)
             backend = RedisBackend.for_settings(connection.client, settings, name=connection.masked_url)
         local: LocalModel | None = None
-        if (llm is None or (memory_llm is None and settings.llms)) and uses_local_model(settings):
-            local_model = local_model or local_model_for(settings)
-            assert local_model is not None
-            local = await stack.enter_async_context(local_model)
+        wanted = llm is None or (memory_llm is None and settings.llms)
+        # None where an endpoint answers, or no model is installed
+        embedded = local_model_for(settings) if wanted else None
+        if embedded is not None:  # a `local_model` begun early serves in its place (then it is never started)
+            local = await stack.enter_async_context(local_model or embedded)
             _log.warning(
                 "no LLM configured: using the embedded tiny model %s, for trying things out; configure a "
                 "real one with OPENAI_API_KEY, or llm.base_url for a local server",

@@ -75,16 +75,22 @@ def local_model_path(settings: LocalSettings) -> Path | None:
     return path
 
 
+def _embedded_path(settings: Settings) -> Path | None:
+    """The GGUF file a runtime of these settings serves: None where an endpoint is configured, or where
+    no model is installed (or named by path)."""
+    return None if settings.llm.configured else local_model_path(settings.local)
+
+
 def uses_local_model(settings: Settings) -> bool:
     """Whether a runtime of these settings runs the embedded model: no endpoint is configured and one is
     installed (or named by path)."""
-    return not settings.llm.configured and local_model_path(settings.local) is not None
+    return _embedded_path(settings) is not None
 
 
 def local_model_for(settings: Settings) -> LocalModel | None:
     """The embedded model a runtime of `settings` runs (not started yet: `begin` or `async with`), or None
     where an endpoint is configured or no model is installed."""
-    path = None if settings.llm.configured else local_model_path(settings.local)
+    path = _embedded_path(settings)
     return None if path is None else LocalModel(path, settings.local)
 
 
