@@ -154,7 +154,9 @@ class TranslatingRedis(aioredis.Redis):
         try:
             if self.connection is None and not self.single_connection_client and not observed():
                 mux = self.multiplexer
-                if mux is not None and not options and args[0] in MULTIPLEXED and mux.usable():
+                # redis-py names a command's keys (`keys=`) for its client-side cache, unused here
+                plain = not options or (len(options) == 1 and "keys" in options)
+                if mux is not None and plain and args[0] in MULTIPLEXED and mux.usable():
                     return await mux.call(args)
                 return await lean_execute(self, args, options)  # redis-py's way, less its recorders
             return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]

@@ -1,10 +1,10 @@
-"""`Multiplexer`: the script calls of every task share one connection, pipelined as they come.
+"""`Multiplexer`: the script calls and GETs of every task share one connection, pipelined as they come.
 
-A turn makes a few script calls (load the chat, search, write); with hundreds of turns at once each call took
-a pooled connection, wrote alone, timed its read and gave the connection back, and that bookkeeping cost
-more CPU than the call itself. Here the script calls (EVALSHA, EVAL and their read-only forms) made in one
-pass of the event loop go out in one write on one connection, and one reader task hands each reply to its
-caller in order (auto-pipelining, as in Lettuce or ioredis). Scripts never block the server, so one call
+A turn makes a few script calls (load the chat, search, write) and reads; with hundreds of turns at once each
+call took a pooled connection, wrote alone, timed its read and gave the connection back, and that bookkeeping
+cost more CPU than the call itself. Here the script calls (EVALSHA, EVAL and their read-only forms) and GETs
+made in one pass of the event loop go out in one write on one connection, and one reader task hands each reply
+to its caller in order (auto-pipelining, as in Lettuce or ioredis). Neither blocks the server, so one call
 cannot hold up the next longer than Redis, which runs one at a time anyway, would. Every other command, and
 every pipeline, keeps the pool (`brain.backends.redis.lean_pool`).
 
@@ -32,8 +32,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 __all__ = ["MULTIPLEXED", "Multiplexer"]
 
-MULTIPLEXED = frozenset({"EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO"})
-"""The commands sent on the shared connection: script calls (which never block the server)."""
+MULTIPLEXED = frozenset({"EVALSHA", "EVAL", "EVALSHA_RO", "EVAL_RO", "GET"})
+"""The commands sent on the shared connection: script calls and GET (a turn reads a counter with it), which
+never block the server and whose replies redis-py gives back as they come."""
 
 _WAITING = object()  # hiredis: a reply not whole yet
 _PUSH = hiredis.PushNotification

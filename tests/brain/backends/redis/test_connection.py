@@ -149,7 +149,7 @@ async def test_the_pool_waits_for_a_free_connection(redis_server_url: str, tmp_p
         blocker = asyncio.create_task(conn.client.blpop(["pool:never"], timeout=1))
         await asyncio.sleep(0.05)
         with pytest.raises(StoreError, match="No connection available"):
-            await conn.client.get("pool:other")
+            await conn.client.hget("pool:other", "f")  # a pooled command (GET shares the scripts')
         # script calls share their own connection (`brain.backends.redis.multiplex`): never held up here
         state = await store.load(Conversation("u0", "c"), window_turns=1, knowledge_items=0)
         assert state.meta.turn_count == 5

@@ -56,7 +56,27 @@ async def test_many_callers_share_one_connection_in_few_writes(redis_url: str) -
         assert got == [[f"k{i}".encode(), str(i).encode()] for i in range(300)]
         assert sum(writes) == 300 and len(writes) < 10  # batched, not one write per call
         assert len(pool._available_connections) == pooled and not pool._in_use_connections  # type: ignore[attr-defined]
-        assert await client.get("k1") is None  # other commands keep the pool
+        assert await client.hget("k1", "f") is None  # other commands keep the pool
+    finally:
+        await client.aclose()
+
+
+async def test_gets_share_the_connection_and_a_wrong_type_fails_its_caller_alone(redis_url: str) -> None:
+    client = _client(redis_url, max_connections=4)
+    try:
+        incr = client.register_script(INCR)
+        await incr(keys=["warm"])  # loaded once
+        await client.hset("a-hash", "f", "v")
+        writes = await _writes(client)
+        pool = client.connection_pool
+        pooled = len(pool._available_connections)  # type: ignore[attr-defined]
+        calls = [client.get("a-hash") if i % 5 == 0 else incr(keys=[f"n{i % 3}"]) for i in range(60)]
+        calls += [client.get(f"n{i}") for i in range(3)]  # after every INCR of one pass, in order
+        got = await asyncio.gather(*calls, return_exceptions=True)
+        assert all(isinstance(r, StoreError) and "WRONGTYPE" in str(r) for r in got[:60:5])
+        assert got[-3:] == [b"16", b"16", b"16"]
+        assert sum(writes) == 48 and len(writes) < 5  # the scripts batched with the GETs
+        assert len(pool._available_connections) == pooled and not pool._in_use_connections  # type: ignore[attr-defined]
     finally:
         await client.aclose()
 
