@@ -12,6 +12,7 @@ from brain.memory.facts import Fact
 from brain.memory.graph import graph_links
 from brain.runtime import Runtime
 from brain.search.analysis import searchable
+from brain.storage.index import Ranking
 from roles.access import agent_of, agent_sees
 
 __all__ = ["PromptFacts"]
@@ -28,8 +29,14 @@ class PromptFacts:
     async def recall(self, user_id: str | bytes, text: str, chat_id: str | bytes | None = None) -> list[Fact]:
         """The user's current facts relevant to `text`, for a turn in `chat_id` (only those the chat's
         agent may see: `roles.access.agent_sees`); none when facts are off. The same question in the same
-        chat under the same generation is not searched again (one read of the user's fact generation); a
-        question not cached reads the generation with its search (one round trip in all on Redis)."""
+        chat under the same generation is not searched again (one read of the user's fact generation), nor
+        is any question of a user whose fact index was empty under that generation (a user with no facts
+        yet costs that one read a turn, not an analysis and a search); a question not cached reads the
+        generation with its search (one round trip in all on Redis).
+
+        The generation moves with every change of the user's facts, from any process, so a fact added
+        is searched for on the next turn. An index filled without a change of facts (`FactMemory.repair`
+        of records an old version left unindexed) is searched once the cache's ttl has passed."""
         facts = self.settings.facts
         if not facts.enabled or self.runtime.tiers is None or not facts.prompt_facts:
             return []
@@ -38,15 +45,24 @@ class PromptFacts:
         views: list[FactView] = []
         known = functools.partial(self._view, user_id, views)  # not a closure: no cells made per turn
         cached = self.cache.peek(user_id)
-        if cached is not None and cached.asked(scope, text):  # a cached answer: is it still current?
+        if cached is not None and (cached.empty or cached.asked(scope, text)):  # still current?
             known(await tiers.facts.generation(user_id))
+            if views[0].empty:  # the same generation, and no facts under it
+                return []
             if (shown := views[0].shown_for(scope, text)) is not None:
                 return shown
         agent = agent_of(chat_id) if chat_id is not None else None
         depth = limit * 2 if agent is not None else limit  # room for facts of other agents, dropped below
         # else the generation is read with the search (`FactMemory.search`), not apart
-        found = await tiers.facts.search(user_id, text, limit=depth, known=views[0].facts if views else known)
+        rankings: list[Ranking] = []
+        found = await tiers.facts.search(
+            user_id, text, limit=depth, known=views[0].facts if views else known, rankings=rankings
+        )
         view = views[0]
+        # an empty index read under the view's generation: nothing is searched while it holds
+        view.empty = bool(rankings) and all(r.docs == 0 and r.generation == view.generation for r in rankings)
+        if view.empty:
+            return []
         if graph.enabled and searchable(text):  # facts linked through the graph to what the best ones name
             links = await graph_links(tiers.graph, user_id, text, [f.id for f in found], graph)
             if links:

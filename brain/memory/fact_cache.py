@@ -3,7 +3,8 @@
 Every change of a user's current facts (an add, retire, restore, merge or erasure, from any process) moves
 their `FactStore.generation`; a turn reads that number (one command) and uses what it cached under it: the
 fact records it read (records never change while the generation holds) and, per chat, the facts it
-showed for a question (the same question is not searched or embedded again). Entries under an older
+showed for a question (the same question is not searched or embedded again), and whether the user had
+no facts at all (then no question is searched while the generation holds). Entries under an older
 generation are dropped when met, every entry is gone after `ttl` seconds, and the cache holds at most
 `users` users (least recently used out): what an erasure removed does not outlive the ttl here.
 """
@@ -29,6 +30,7 @@ class FactView:
     expires: float
     facts: dict[str, Fact] = field(default_factory=dict)  # id -> record as read under `generation`
     shown: OrderedDict[tuple[str, str], tuple[str, ...]] = field(default_factory=OrderedDict)
+    empty: bool = False  # a search under `generation` read an empty fact index: nothing to search for
 
     def shown_for(self, scope: str, question: str) -> list[Fact] | None:
         """The facts shown in `scope` (a chat, an agent) for `question` under this generation, if cached."""

@@ -181,6 +181,7 @@ class FactMemory:
         vector: Sequence[float] | None = None,
         linked: Sequence[str] = (),
         known: Known | None = None,
+        rankings: list[Ranking] | None = None,
     ) -> list[Fact]:
         """Facts matching `query` (BM25, fused with vectors when embeddings are on; `vector` is the query's
         embedding when the caller has it): current ones, or the ones true at `as_of`; best first. None for
@@ -188,22 +189,26 @@ class FactMemory:
         holds facts read before while nothing changed (`FactCache`): those are not read again, the others
         are added to it. Given as a function of the user's fact generation, it is asked with the
         generation read before anything the search reads: in the BM25 ranking's own call where the store
-        reads it there (no read of its own), else first."""
+        reads it there (no read of its own), else first. The BM25 rankings the hits come from are appended
+        to `rankings` when given (what the store read with them: `Ranking.generation`, `Ranking.docs`)."""
         if vector is None:
             vector = await embed_one(self.embed, query)
-        how = (category, max(limit * 2, 10), vector, linked)
+        how, made = (category, max(limit * 2, 10), vector, linked), list[Ranking]()
         if callable(known):
-            generation, rankings = None, list[Ranking]()
+            generation = None
             if vector is None and not linked:  # a BM25 ranking alone: the store may read it there
-                hits = await self._related(user_id, query, how, rankings)
-                read = [r.generation for r in rankings]
+                hits = await self._related(user_id, query, how, made)
+                read = [r.generation for r in made]
                 generation = min(g for g in read if g is not None) if read and None not in read else None
             if generation is None:  # read first (the search made again when it was tried without it)
                 generation = await self.generation(user_id)
-                hits = await self._related(user_id, query, how)
+                made.clear()
+                hits = await self._related(user_id, query, how, made)
             known = known(generation)
         else:
-            hits = await self._related(user_id, query, how)
+            hits = await self._related(user_id, query, how, made)
+        if rankings is not None:
+            rankings += made
         facts = {} if known is None else known
         unread = [h.doc.id for h in hits if h.doc.id not in facts]
         facts.update((f.id, f) for f in await self.store.get_many(user_id, unread))

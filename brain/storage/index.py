@@ -86,11 +86,13 @@ class Ranking:
     frozen dataclass: one is made per search, on every turn. `generation`: the namespace's change counter
     as read with the ranking, by a store that reads it in the same atomic call (fact memory's
     `FactStore.generation` for a user's fact index; 0 where the namespace keeps none); None when the store
-    does not read it. Not part of the ranking's value (equality ignores it)."""
+    does not read it. `docs`: the namespace's document count, read at the same moment (None when the store
+    does not say). Neither is part of the ranking's value (equality ignores them)."""
 
     total: int
     hits: tuple[tuple[str, float], ...] = ()
     generation: int | None = field(default=None, compare=False)
+    docs: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,35 @@ async def test_the_same_question_is_not_searched_again_until_a_fact_changes(
     assert "Alps" not in "\n".join(m.content or "" for m in prompt)  # erased: not served from a cache
 
 
+async def test_a_user_without_facts_is_not_searched_again_until_a_fact_is_added(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime(ScriptedLLM(["ok"] * 12), client=redis_client, memory_settings=FACTS_ON)
+    assert runtime.tiers is not None
+    facts = runtime.tiers.facts
+    searches: list[str] = []
+    search = facts.search
+
+    async def counted(*args: Any, **kwargs: Any) -> list[Fact]:
+        searches.append(args[1])
+        return await search(*args, **kwargs)
+
+    monkeypatch.setattr(facts, "search", counted)
+    assistant = Assistant(runtime)
+    await assistant.chat("dee", "c", "Any hiking ideas in May?")  # a question naming a period too
+    await assistant.chat("dee", "c", "What about tea?")
+    await assistant.chat("dee", "other", "And cake?")  # any chat, any question: the same empty index
+    assert searches == ["Any hiking ideas in May?"]
+    other_process = redis_tiers(redis_client).facts  # a fact from anywhere moves the generation
+    await other_process.add("dee", Fact(text="Drinks green tea every morning"))
+    await assistant.chat("dee", "c", "What about tea?")
+    assert searches[1:] == ["What about tea?"]
+    prompt = runtime.llm.calls[-1].messages  # type: ignore[attr-defined]
+    assert "green tea" in "\n".join(m.content or "" for m in prompt)
+    await assistant.chat("dee", "c", "And cake?")  # facts now: each new question is searched
+    assert searches[2:] == ["And cake?"]
+
+
 def extractor(call: ScriptedCall) -> str:
     """An ideal extractor: each "I live in X" line is a fact about user.city, true from its turn's time."""
     if "EXISTING facts" in (call.messages[1].content or ""):

@@ -207,7 +207,7 @@ class MemoryIndexStore:
         state = self._state()
         n = 0 if state is None else len(state.docs)
         if state is None or n == 0:
-            return Ranking(total=0)
+            return Ranking(total=0, docs=0)
         avg = state.total / n
         scores: dict[str, float] = {}  # in the order ids were first met, as the script keeps them
         for term in sorted(terms):  # the Redis store passes terms sorted: sums are added in that order
@@ -235,7 +235,7 @@ class MemoryIndexStore:
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         first = max(offset, 0)
         page = hits[first : first + max(limit, 0)]
-        return Ranking(total=len(hits), hits=tuple((i, _lua_number(s)) for i, s in page))
+        return Ranking(total=len(hits), hits=tuple((i, _lua_number(s)) for i, s in page), docs=n)
 
     async def rank_span(
         self,

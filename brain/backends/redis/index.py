@@ -205,8 +205,8 @@ class RedisIndexStore:
         total, *found = await self._scripts.search(keys=[self._key("docs")], args=args)
         if int(total) < 0:
             return None
-        generation, flat = int(found[0]), found[1:]
-        return Ranking(total=int(total), hits=_pairs(flat), generation=generation)
+        generation, docs, flat = int(found[0]), int(found[1]), found[2:]
+        return Ranking(total=int(total), hits=_pairs(flat), generation=generation, docs=docs)
 
     async def rank_span(
         self,
@@ -231,8 +231,8 @@ class RedisIndexStore:
         ranked, rest = found[7 : 7 + 2 * hits], found[7 + 2 * hits :]
         within, period = rest[: 2 * hits_within], rest[2 * hits_within :][:periods]
         return SpanRanking(
-            ranking=Ranking(total=total, hits=_pairs(ranked), generation=generation),
-            within=Ranking(total=inside, hits=_pairs(within), generation=generation),
+            ranking=Ranking(total=total, hits=_pairs(ranked), generation=generation, docs=n_docs),
+            within=Ranking(total=inside, hits=_pairs(within), generation=generation, docs=n_docs),
             period=frozenset(text(x) for x in period),
             n_docs=n_docs,
         )

@@ -222,16 +222,16 @@ SEARCH = (
     + """
 -- KEYS: docs; ARGV: terms 'a b ...', tags 'x y ...', per_term, k1, b, start_ts, end_ts, offset, limit,
 -- analysis, and optionally the terms' weights 'wa wb ...' (1 each when absent). Returns
--- {total, generation, id, score, ...}, or {-1} when the index was built by another analysis; the
--- generation is the namespace's change counter `<base>:gen` (fact memory's, read in the same atomic call;
--- 0 where none is kept).
+-- {total, generation, document count, id, score, ...}, or {-1} when the index was built by another
+-- analysis; the generation is the namespace's change counter `<base>:gen` (fact memory's, read in the same
+-- atomic call; 0 where none is kept).
 local generation, n, scores, order = searched()
 if generation == nil then return {-1} end
-if n == 0 then return {0, generation} end
+if n == 0 then return {0, generation, 0} end
 local offset, limit = tonumber(ARGV[8]), tonumber(ARGV[9])
 local t0, t1 = tonumber(ARGV[6]), tonumber(ARGV[7])
 local total, kept = best(scores, order, tags_of(ARGV[2]), t0, t1, offset + limit)
-return paged({total, generation}, kept, offset)
+return paged({total, generation, n}, kept, offset)
 """
 )
 

@@ -210,6 +210,23 @@ class IndexStoreConformance(BackendSuite):
         assert await _rank(store, {"tea": 1.0}, analysis=NEW) is None
         assert await _rank(store, {"unknown": 1.0}) == Ranking(total=0)
 
+    async def test_rank_tells_the_document_count_it_read(self, backend: Backend) -> None:
+        # what fact recall trusts to skip the searches of a user who has no facts (`roles.prompt_facts`)
+        store = _index(backend, "rank-docs")
+        empty = await _rank(store, {"tea": 1.0})
+        assert empty is not None and empty.docs in (0, None)
+        says = empty.docs is not None  # a store says it on every ranking, or on none
+        await store.add([_entry("d1", {"tea": 1}, ts=100.0), _entry("d2", {"cake": 1}, ts=200.0)], OLD)
+        for terms in ({"tea": 1.0}, {"unknown": 1.0}):
+            ranking = await _rank(store, terms, offset=5)
+            assert ranking is not None and ranking.docs == (2 if says else None)
+        given: dict[str, Any] = {"analysis": OLD, "per_term": 1_000, "k1": 1.2, "b": 0.75}
+        span = await store.rank_span(
+            {"tea": 1.0}, tags=[], start=None, end=None, low=150.0, high=250.0, depth=1, **given
+        )
+        assert span is not None and span.n_docs == 2
+        assert span.ranking.docs == span.within.docs == (2 if says else None)
+
     async def test_rank_span_is_both_rankings_the_period_and_the_count_at_once(
         self, backend: Backend
     ) -> None:
