@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from brain import telemetry
 from brain.errors import InputError, StoreError
 from brain.llm.rerank import Rerank
+from brain.process_caches import remember
 from brain.search.analysis import Fusion, fuse, searchable
 from brain.search.fields import ROLE_WEIGHT, role_term
 from brain.search.filters import tag_list
@@ -28,6 +29,14 @@ from brain.storage.index import Hit, IndexedDoc, IndexStore, Ranking
 __all__ = ["Hit", "IndexedDoc", "SearchIndex"]
 
 T = TypeVar("T")
+
+
+@remember
+@functools.lru_cache(maxsize=8_192)
+def _bare(doc_id: str) -> IndexedDoc:
+    """The document of an ids-only hit: its id alone, one frozen value per id (a user's facts come up in
+    turn after turn), shared by every hit of it: read only."""
+    return IndexedDoc(id=doc_id, text="", ts=0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +165,7 @@ class SearchIndex(DocumentIndex):
             return await self._by_date(tags, start, end, offset, limit)
         ranked, total = await self._ranked(query_terms, tags, start, end, offset, limit, span, rankings)
         if ids_only:
-            return [Hit(doc=IndexedDoc(id=i, text="", ts=0), score=s) for i, s in ranked], 0
+            return [Hit(doc=_bare(i), score=s) for i, s in ranked], 0
         docs = {d.id: d for d in await self._docs([i for i, _ in ranked])}
         return [Hit(doc=docs[i], score=s) for i, s in ranked if i in docs], total
 
