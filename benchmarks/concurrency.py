@@ -6,7 +6,9 @@ stored turn holding another user's marker is "foreign"; a reply or stored turn t
 time over turns: Python, redis-py, the event loop; the Redis server runs in its own process). Three
 repeats, medians reported; then a single chat alone, turn after turn. Prints a table, then one JSON line.
 
-`--settled` sets the garbage collector as `brain serve` does (`roles.http.server.settle_heap`). `--users`,
+Each user has no facts unless `--facts N` gives every user N facts first (some about the question), so the
+turns search them and show the best in the prompt. `--settled` sets the garbage collector as `brain serve`
+does (`roles.http.server.settle_heap`). `--users`,
 `--turns`, `--repeats` and `--solo` make a reduced run (to profile: `python -m cProfile -s
 cumtime benchmarks/concurrency.py --users 50 --turns 10 --repeats 1`).
 """
@@ -32,13 +34,25 @@ from brain import Settings, open_runtime
 from brain.backends.redis.client import TranslatingPipeline, TranslatingRedis
 from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCallDelta, ToolSpec
 from brain.llm.usage import CallRecord, Usage, UsageLedger
+from brain.memory.facts import Fact
+from brain.runtime import Runtime
 from brain.telemetry import TracedScript
 from roles import Assistant
-from roles.http.server import settle_heap
 
 USERS, TURNS, REPEATS, SOLO = 200, 20, 3, 1_000  # the defaults of --users, --turns, --repeats, --solo
 MARKER = re.compile(r"<U\d+R\d+>")
 ZERO = Usage(prompt_tokens=0, completion_tokens=0, counted_locally=True)
+FACTS = (
+    "Goes to Oslo every May for a conference",
+    "Packs light: one backpack, no checked bag",
+    "Gets cold easily and packs a warm sweater",
+    "Lives in Lisbon",
+    "Is vegetarian",
+    "Prefers trains to planes for short trips",
+    "Runs every morning before work",
+    "Has a dog called Rex",
+)
+"""What `--facts` gives each user (cycled, numbered): three of them about the benchmark's question."""
 TRIPS: Counter[str] = Counter()
 """Round trips to Redis by command ('pipeline' for a pipeline), and the scripts among them by name."""
 
@@ -134,7 +148,7 @@ async def check(
 
 
 async def run(assistant: Assistant, rep: int, users: int, turns: int) -> dict[str, float]:
-    chat, latencies = f"run-{rep}", []
+    chat, latencies = f"run-{rep}", list[float]()
     TRIPS.clear()
     cpu, wall = time.process_time(), time.perf_counter()
     replies = await asyncio.gather(
@@ -156,6 +170,17 @@ async def run(assistant: Assistant, rep: int, users: int, turns: int) -> dict[st
     }
 
 
+async def seed_facts(runtime: Runtime, users: int, count: int) -> None:
+    """Give each of the `users` users `count` facts (`FACTS`, cycled and numbered past the first round)."""
+    assert runtime.tiers is not None
+    facts = runtime.tiers.facts
+    texts = [
+        FACTS[i % len(FACTS)] + (f" ({i // len(FACTS)})" if i >= len(FACTS) else "") for i in range(count)
+    ]
+    for u in range(users):
+        await asyncio.gather(*(facts.add(f"user-{u}", Fact(text=text)) for text in texts))
+
+
 async def single_chat(assistant: Assistant, turns: int) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     for turn in range(turns):
@@ -169,13 +194,16 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--turns", type=int, default=TURNS, help="turns per user (default %(default)s)")
     parser.add_argument("--repeats", type=int, default=REPEATS, help="runs, medians reported (%(default)s)")
     parser.add_argument("--solo", type=int, default=SOLO, help="turns of the chat alone (%(default)s)")
+    parser.add_argument("--facts", type=int, default=0, help="facts each user has (default %(default)s)")
     parser.add_argument(
         "--settled", action="store_true", help="the garbage collector as `brain serve` sets it (settle_heap)"
     )
     return parser.parse_args(argv)
 
 
-async def main(users: int, turns: int, repeats: int, solo: int, settled: bool = False) -> None:
+async def main(
+    users: int, turns: int, repeats: int, solo: int, settled: bool = False, facts: int = 0
+) -> None:
     count_round_trips()
     with local_redis() as (url, server):
         settings = Settings.model_validate(  # the framework alone: no embedded embedder even when installed
@@ -183,14 +211,20 @@ async def main(users: int, turns: int, repeats: int, solo: int, settled: bool = 
         )
         async with open_runtime(settings, llm=EchoLLM()) as runtime:
             assistant = Assistant.for_runtime(runtime)
+            await seed_facts(runtime, users, facts)
             await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [], turns)
-            if settled:
+            if settled:  # imported only then: a library's host need not load the HTTP server's modules
+                from roles.http.server import settle_heap
+
                 settle_heap()
             runs = [await run(assistant, rep + 1, users, turns) for rep in range(repeats)]
             solo_rate, solo_cpu = await single_chat(assistant, solo)
             busy = assistant.busy_chats
     gc = "as `brain serve` settles it" if settled else "Python's defaults"
-    print(f"server: {server}; one Assistant, {users} users x {turns} turns at once, zero-latency model")
+    print(
+        f"server: {server}; one Assistant, {users} users x {turns} turns at once, {facts} facts each, "
+        "zero-latency model"
+    )
     print(f"garbage collector: {gc}")
     columns = ("turns_per_s", "p50_ms", "p99_ms", "cpu_ms_per_turn", "foreign", "missing", "errors")
     print("repeat " + " ".join(f"{c:>15}" for c in columns))
@@ -211,6 +245,7 @@ async def main(users: int, turns: int, repeats: int, solo: int, settled: bool = 
         json.dumps(
             {
                 "users": users,
+                "facts": facts,
                 "settled": settled,
                 "turns": users * turns,
                 "foreign": sum(int(r["foreign"]) for r in runs),
