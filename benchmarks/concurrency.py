@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common.servers import local_redis
 from brain import Settings, open_runtime
-from brain.backends.redis.client import TranslatingPipeline, TranslatingRedis
+from brain.backends.redis.lean_send import LeanConnection
 from brain.llm.protocol import ChatMessage, Completion, TextDelta, ToolCallDelta, ToolSpec
 from brain.llm.usage import CallRecord, Usage, UsageLedger
 from brain.memory.facts import Fact
@@ -54,32 +54,40 @@ FACTS = (
 )
 """What `--facts` gives each user (cycled, numbered): three of them about the benchmark's question."""
 TRIPS: Counter[str] = Counter()
-"""Round trips to Redis by command ('pipeline' for a pipeline), and the scripts among them by name."""
+"""Commands sent to Redis by name ('pipeline' for a pipeline's), and the script calls among them by name."""
 
 
 def count_round_trips() -> None:
-    """Count every command and pipeline the standalone client sends (`TRIPS`), and every script call."""
-    command, pipeline, script = (
-        TranslatingRedis.execute_command,
-        TranslatingPipeline.execute,
-        TracedScript.__call__,
-    )
+    """Count every command and pipeline the client sends (`TRIPS`), and every script call by name, as
+    they are packed: synchronously, so counting adds no frame or object to a call in flight (every object
+    a turn holds while it waits is one more the garbage collector goes over)."""
+    pack, packs, register = LeanConnection.pack_command, LeanConnection.pack_commands, TracedScript.__init__
+    names: dict[str, str] = {}
+    piped = [False]
 
-    async def counted_command(self: TranslatingRedis, *args: Any, **options: Any) -> Any:
-        TRIPS[str(args[0]).lower()] += 1
-        return await command(self, *args, **options)
+    def counted_pack(self: LeanConnection, *args: Any) -> list[bytes]:
+        if not piped[0]:
+            command = str(args[0]).lower()
+            TRIPS[command] += 1
+            if command == "evalsha":
+                TRIPS[f"script {names.get(str(args[1]), '?')}"] += 1
+        return pack(self, *args)
 
-    async def counted_pipeline(self: TranslatingPipeline, raise_on_error: bool = True) -> list[Any]:
+    def counted_packs(self: LeanConnection, commands: Any) -> list[bytes]:
         TRIPS["pipeline"] += 1
-        return await pipeline(self, raise_on_error)
+        piped[0] = True
+        try:
+            return packs(self, commands)
+        finally:
+            piped[0] = False
 
-    async def counted_script(self: TracedScript, *args: Any, **kwargs: Any) -> Any:
-        TRIPS[f"script {self.name}"] += 1
-        return await script(self, *args, **kwargs)
+    def named(self: TracedScript, script: Any, name: str) -> None:
+        register(self, script, name)
+        names[str(script.sha)] = name
 
-    TranslatingRedis.execute_command = counted_command  # type: ignore[method-assign]
-    TranslatingPipeline.execute = counted_pipeline  # type: ignore[method-assign]
-    TracedScript.__call__ = counted_script  # type: ignore[method-assign]
+    LeanConnection.pack_command = counted_pack  # type: ignore[method-assign]
+    LeanConnection.pack_commands = counted_packs  # type: ignore[method-assign, assignment]
+    TracedScript.__init__ = named  # type: ignore[method-assign]
 
 
 class EchoLLM:
