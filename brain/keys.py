@@ -185,13 +185,26 @@ class ConversationKeys(BaseModel):
         """String: the pending user text of a turn in progress (`last_talk`); deleted when it is done."""
         return f"{self.base}:pending"
 
-    @property
+    @functools.cached_property
     def all(self) -> tuple[str, str, str, str, str, str, str]:
         return (self.meta, self.turns, self.ids, self.knowledge, self.hidden, self.usage, self.pending)
 
 
 def conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> ConversationKeys:
-    """Keys of (user_id, chat_id) under `prefix` (e.g. `brain`), hash-tagged per conversation."""
+    """Keys of (user_id, chat_id) under `prefix` (e.g. `brain`), hash-tagged per conversation: one frozen
+    value per chat for the ids every turn names again (`encode_id`'s)."""
+    if type(user_id) in (str, bytes) and type(chat_id) in (str, bytes) and len(user_id) + len(chat_id) <= 256:
+        return _chat_keys(prefix, user_id, chat_id)
+    return _conversation_keys(prefix, user_id, chat_id)
+
+
+@remember
+@functools.lru_cache(maxsize=16_384)
+def _chat_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> ConversationKeys:
+    return _conversation_keys(prefix, user_id, chat_id)
+
+
+def _conversation_keys(prefix: str, user_id: str | bytes, chat_id: str | bytes) -> ConversationKeys:
     user = encode_id(user_id, "user_id")
     chat = encode_id(chat_id, "chat_id")
     return ConversationKeys(base=f"{prefix}:{{{user}.{chat}}}")

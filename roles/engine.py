@@ -172,8 +172,10 @@ class TurnEngine:
 
     async def chat(self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None) -> str:
         """One turn for (user_id, chat_id); the whole answer."""
-        pieces = self.chat_stream(user_id, chat_id, text, message_id=message_id)
-        return "".join([piece async for piece in pieces])
+        pieces: list[str] = []
+        async for piece in self.chat_stream(user_id, chat_id, text, message_id=message_id):
+            pieces.append(piece)  # not a comprehension: that would be a function and a coroutine a turn
+        return "".join(pieces)
 
     async def chat_stream(
         self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None
