@@ -129,20 +129,22 @@ class TurnEngine:
         `pending` is saved as the text waiting for an answer in the same call. A user in the cold archive
         is brought back first (`present`): the backend's own store finds it in the load itself (refused
         before anything is written, then brought back and loaded again), another store is not asked."""
-        load = functools.partial(
-            kind.loads,
-            self.runtime.store,
-            user_id,
-            chat_id,
-            settings=self.memory_settings,
-            tokenizer=self.tokenizer,
-            pending=pending,
-        )
+        store, settings, tokenizer = self.runtime.store, self.memory_settings, self.tokenizer
         if self.own_store and self.tiers.cold is not None:
             with contextlib.suppress(ArchivedError):
-                return await load(refuse_archived=True)
+                return await kind.loads(
+                    store,
+                    user_id,
+                    chat_id,
+                    settings=settings,
+                    tokenizer=tokenizer,
+                    pending=pending,
+                    refuse_archived=True,
+                )
         await self.present(user_id)
-        return await load()
+        return await kind.loads(
+            store, user_id, chat_id, settings=settings, tokenizer=tokenizer, pending=pending
+        )
 
     async def present(self, user_id: str | bytes) -> None:
         """The user's memory brought back from the cold archive first, when it is there (`Tiers.present`)."""
@@ -404,8 +406,9 @@ class TurnEngine:
         await memory.dumps(queue_facts=self.own_store and self.memory_settings.facts.enabled)
         spent.clear()  # written with the turn: a failure after this point does not count it again
         # committed: what follows never fails the turn (its steps are tried again in the background)
-        await self.after_commit.run("queueing for facts", lambda: self.queue_facts(memory))
-        await self.after_commit.run("the memory mode's step", lambda: self.mode.committed(self, turn))
-        await self.after_commit.run(
-            "recording usage", lambda: self.record_usage(memory.user_id, memory.chat_id, spent)
-        )
+        # partials, not lambdas: a lambda would make this call's locals cells, held by every turn in flight
+        after = self.after_commit
+        await after.run("queueing for facts", functools.partial(self.queue_facts, memory))
+        await after.run("the memory mode's step", functools.partial(self.mode.committed, self, turn))
+        usage = functools.partial(self.record_usage, memory.user_id, memory.chat_id, spent)
+        await after.run("recording usage", usage)

@@ -43,14 +43,14 @@ class PromptFacts:
         tiers, graph, limit = self.runtime.tiers, self.settings.graph, facts.prompt_facts
         scope = "" if chat_id is None else encode_id(chat_id, "chat_id")
         views: list[FactView] = []
-        known = functools.partial(self._view, user_id, views)  # not a closure: no cells made per turn
         cached = self.cache.peek(user_id)
         if cached is not None and (cached.empty or cached.asked(scope, text)):  # still current?
-            known(await tiers.facts.generation(user_id))
+            views.append(self.cache.view(user_id, await tiers.facts.generation(user_id)))
             if views[0].empty:  # the same generation, and no facts under it
                 return []
             if (shown := views[0].shown_for(scope, text)) is not None:
                 return shown
+        known = functools.partial(self._view, user_id, views)  # not a closure: no cells made per turn
         agent = agent_of(chat_id) if chat_id is not None else None
         depth = limit * 2 if agent is not None else limit  # room for facts of other agents, dropped below
         # else the generation is read with the search (`FactMemory.search`), not apart

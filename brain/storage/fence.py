@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -62,16 +62,27 @@ def erased_fields(chat_ids: Sequence[str | bytes] | None) -> list[str]:
     return ["*"] if chat_ids is None else [scope_field(c) for c in chat_ids]
 
 
-@contextlib.contextmanager
-def holding(ticket: Ticket | None) -> Iterator[None]:
+def holding(ticket: Ticket | None) -> contextlib.AbstractContextManager[None]:
     """Hold `ticket` for the writes made inside (and in tasks started inside). Restores what was held
     before by value, not by token, so it is safe in an async generator resumed by another task."""
-    before = _TICKET.get()
-    _TICKET.set(ticket)
-    try:
-        yield
-    finally:
-        _TICKET.set(before)
+    return _Holding(ticket)
+
+
+class _Holding:
+    """`holding`'s context: one small object a turn, not a generator and its context manager."""
+
+    __slots__ = ("_before", "_ticket")
+
+    def __init__(self, ticket: Ticket | None) -> None:
+        self._ticket: Ticket | None = ticket
+        self._before: Ticket | None = None
+
+    def __enter__(self) -> None:
+        self._before = _TICKET.get()
+        _TICKET.set(self._ticket)
+
+    def __exit__(self, *exc: object) -> None:
+        _TICKET.set(self._before)
 
 
 @runtime_checkable
