@@ -24,6 +24,7 @@ from brain.backends.redis.conversation_records import (
     parse,
     parse_meta,
     parse_turns,
+    remember_written,
     turn_record,
 )
 from brain.backends.redis.conversation_scripts import COMMIT_SUMMARY, DROP_TEXT, HIDE, LOAD, SET_TITLE, WRITE
@@ -186,6 +187,7 @@ class RedisMemoryStore:
             repr(time.time()),
             len(batch.turns),
         ]
+        written = []
         for message, tokens in batch.turns:
             record = turn_record(message, tokens)
             if len(record) > self.max_message_bytes + 4096:
@@ -194,6 +196,7 @@ class RedisMemoryStore:
                     f"memory.max_message_bytes is {self.max_message_bytes}"
                 )
             args += [message.id, packed_id(message.id), record, tokens]
+            written.append((record, tokens, message))
         args.append(len(batch.knowledge))
         for message in batch.knowledge:
             args += [message.id, knowledge_record(message)]
@@ -208,6 +211,8 @@ class RedisMemoryStore:
             head, tail = queue.push_parts(conv.user_id, conv.chat_id)
             found = await self._run(self._write_push, keys, args + tail, conv.user_id, [*keys.all, *head])
         queued, version, added, window_tokens, turn_count, *seqs = found
+        # a turn already stored under its id keeps its own record: the one made here is never read back
+        remember_written(written, [int(s) for s in seqs])
         held = fence.current()
         if self._fencing.cluster and int(version) == 1 and held is not None and held.covers(conv.user_id):
             await self._created(conv, held.epoch)

@@ -7,6 +7,7 @@ of 32 hex digits are packed in the ids hash (`brain.backends.redis.conversation_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "parse",
     "parse_meta",
     "parse_turns",
+    "remember_written",
     "turn_record",
 ]
 
@@ -158,17 +160,35 @@ def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
         except StoreError:
             parse(TURNS, key, raw, offset)  # the same error, naming the record's real index
             raise
-        size = sum(len(raw[i]) for i in missing)
-        kept = size <= _PARSED_BYTES  # else more than the whole cache may hold: none of it is kept
-        if kept:
-            if len(cache.turns) + len(parsed) > _PARSED_MAX or cache.size + size > _PARSED_BYTES:
-                cache.cache_clear()
-            cache.size += size
         for i, r in zip(missing, parsed, strict=True):
             turns[i] = Turn(keys[i][1], r.tok, r.msg, dropped=r.dropped)
-            if kept:
-                cache.turns[keys[i]] = turns[i]  # type: ignore[assignment]
+        _keep([(keys[i], turns[i]) for i in missing])  # type: ignore[misc]  # filled above
     return turns  # type: ignore[return-value]  # every one filled
+
+
+def remember_written(written: Sequence[tuple[bytes, int, Message]], seqs: Sequence[int]) -> None:
+    """The turns a write stored (each `(record, tokens, message)`, at `seqs`), kept as `parse_turns`
+    keeps what it parses: the chat's next load reads those records back and finds them here, not parsing
+    them again. A message whose record would not give it back as it is (one with metadata: a tuple in
+    it comes back a list) is left to be parsed."""
+    _keep(
+        [
+            ((record, seq), Turn(seq, tokens, message))
+            for (record, tokens, message), seq in zip(written, seqs, strict=True)
+            if not message.metadata
+        ]
+    )
+
+
+def _keep(entries: list[tuple[tuple[bytes, int], Turn]]) -> None:
+    cache = _PARSED
+    size = sum(len(record) for (record, _), _ in entries)
+    if not entries or size > _PARSED_BYTES:  # more than the whole cache may hold: none of it is kept
+        return
+    if len(cache.turns) + len(entries) > _PARSED_MAX or cache.size + size > _PARSED_BYTES:
+        cache.cache_clear()
+    cache.size += size
+    cache.turns.update(entries)
 
 
 def parse(adapter: TypeAdapter[Any], key: str, raw: list[bytes], offset: int = 0) -> list[Any]:

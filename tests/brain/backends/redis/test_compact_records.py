@@ -166,3 +166,42 @@ def test_parsed_turns_held_are_bounded_by_their_bytes(monkeypatch: pytest.Monkey
     assert set(records._PARSED.turns) == {(f, 4 + i) for i, f in enumerate(filler)}
     assert records._PARSED.size == sum(map(len, filler))
     assert held[0] == records.parse_turns("k", small, 0)[0]
+
+
+async def test_written_turns_are_read_back_without_parsing_as_a_parse_gives_them(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from brain.backends.redis import conversation_records as records
+
+    monkeypatch.setattr(records, "_PARSED", records._ParsedTurns())
+    store = RedisMemoryStore(redis_client, prefix="written")
+    conv = Conversation("carol", "c1")
+    plain = [
+        Message(content=HANZI),
+        Message(role="assistant", content="好的", sent_from="Lily", cause_by="TalkAction"),
+    ]
+    tagged = Message(content="with metadata", metadata={"pair": (1, 2)})  # a tuple comes back a list
+    await store.write(conv, WriteBatch(turns=tuple((m, 9) for m in [*plain, tagged])))
+    parsed: list[int] = []
+    parse = records.parse
+
+    def counted(adapter: object, key: str, raw: list[bytes], offset: int = 0) -> list[object]:
+        parsed.append(len(raw))
+        return parse(adapter, key, raw, offset)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(records, "parse", counted)
+    state = await store.load(conv, window_turns=10, knowledge_items=0)
+    assert parsed == [1]  # the message with metadata only
+    assert [t.message for t in state.window] == [
+        *plain,
+        tagged.model_copy(update={"metadata": {"pair": [1, 2]}}),
+    ]
+    assert all(
+        t.message is m for t, m in zip(state.window[:2], plain, strict=True)
+    )  # the very values written
+    monkeypatch.setattr(records, "_PARSED", records._ParsedTurns())  # what another process reads
+    again = await store.load(conv, window_turns=10, knowledge_items=0)
+    assert again.window == state.window and parsed == [1, 3]
+    assert [t.message.created_at.isoformat() for t in again.window] == [
+        t.message.created_at.isoformat() for t in state.window
+    ]
