@@ -143,7 +143,9 @@ class RedisFactStore:
         return bool(await self._call("merging into a fact", self._merge, user_id, args, keys))
 
     async def generation(self, user_id: str | bytes) -> int:
-        return int(await self._client.get(self._key(user_id, "gen")) or 0)
+        # GET as it is sent: redis-py's get() adds keys= (for its client-side cache), a dict and a list
+        # held by every turn while it waits
+        return int(await self._client.execute_command("GET", self._key(user_id, "gen")) or 0)
 
     async def retire(self, user_id: str | bytes, fact_id: str, now: float, audit: AuditEntry) -> bool:
         args = [fact_id, repr(now), *audit_args(audit, "old_text")]
