@@ -11,8 +11,6 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from brain.llm.wire import MalformedReply
 
 __all__ = ["Rerank", "cosine_scores", "parse_rerank"]
@@ -47,6 +45,8 @@ def cosine_scores(query: Sequence[float], documents: Sequence[Sequence[float]]) 
     """The cosine similarity of each document vector to the query vector (0 for a zero vector)."""
     if not documents:
         return []
+    import numpy as np  # here: a process that never reranks by embeddings does not load it (~50 ms)
+
     matrix = np.asarray(documents, dtype=np.float64)
     q = np.asarray(query, dtype=np.float64)
     if matrix.shape[1] != q.shape[0]:

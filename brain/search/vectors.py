@@ -5,13 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["Snapshot"]
 
-_EMPTY = np.zeros((0, 0), dtype=np.float32)
+
+def _empty() -> npt.NDArray[np.float32]:
+    """No vectors. numpy is imported where vectors are first kept, not with the module: a process that
+    never searches by embeddings does not load it (~50 ms of a cold start)."""
+    import numpy as np
+
+    return np.zeros((0, 0), dtype=np.float32)
 
 
 @dataclass(frozen=True)
@@ -20,7 +28,7 @@ class Snapshot:
     Only vectors of the newest dimension are kept (a changed embedding model leaves older ones out)."""
 
     ids: tuple[str, ...] = ()
-    matrix: npt.NDArray[np.float32] = field(default_factory=lambda: _EMPTY)
+    matrix: npt.NDArray[np.float32] = field(default_factory=_empty)
     seq: int = 0
     deleted: int = 0
     rows: dict[str, int] = field(default_factory=dict)
@@ -32,6 +40,8 @@ class Snapshot:
 
     def extended(self, pairs: Sequence[tuple[str, bytes]], seq: int) -> Snapshot:
         """This snapshot with more vectors (in the order added)."""
+        import numpy as np
+
         ids, rows = list(self.ids), dict(self.rows)
         vectors = [np.frombuffer(packed, dtype=np.float32) for _, packed in pairs]
         dim = len(vectors[-1]) if vectors else (self.matrix.shape[1] if self.matrix.size else 0)
@@ -49,13 +59,15 @@ class Snapshot:
             block = np.vstack(fresh)
             norms = np.linalg.norm(block, axis=1, keepdims=True)
             blocks.append((block / np.where(norms == 0, 1, norms)).astype(np.float32))
-        matrix = np.vstack(blocks) if blocks else _EMPTY
+        matrix = np.vstack(blocks) if blocks else _empty()
         return Snapshot(tuple(ids), matrix, seq, self.deleted, rows, self.gen)
 
     def nearest(
         self, vector: Sequence[float], limit: int, allowed: set[str] | None = None
     ) -> list[tuple[str, float]]:
         """The `limit` ids with the highest cosine similarity to `vector` (among `allowed` when given)."""
+        import numpy as np
+
         query = np.asarray(vector, dtype=np.float32)
         if not self.ids or query.shape != (self.matrix.shape[1],) or limit <= 0:
             return []
