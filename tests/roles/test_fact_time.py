@@ -15,7 +15,7 @@ import redis.asyncio as aioredis
 from actions.remember import remember
 from brain import MemorySettings
 from brain.errors import InputError
-from brain.memory.facts import Fact
+from brain.memory.facts import Fact, FactMemory
 from brain.message import Message
 from brain.settings import FactSettings
 from brain.testing import ScriptedCall, ScriptedLLM
@@ -27,13 +27,8 @@ from tests.support.stores import redis_tiers
 FACTS_ON = MemorySettings(facts=FactSettings(enabled=True, reclaim_seconds=0.2, batch_turns=20))
 
 
-async def test_the_same_question_is_not_searched_again_until_a_fact_changes(
-    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    runtime = make_runtime(ScriptedLLM(["ok"] * 6), client=redis_client, memory_settings=FACTS_ON)
-    assert runtime.tiers is not None
-    facts = runtime.tiers.facts
-    await facts.add("cal", Fact(text="Likes hiking in the Alps"))
+def counted_searches(facts: FactMemory, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The questions `facts` is searched for from now on, in order."""
     searches: list[str] = []
     search = facts.search
 
@@ -42,6 +37,17 @@ async def test_the_same_question_is_not_searched_again_until_a_fact_changes(
         return await search(*args, **kwargs)
 
     monkeypatch.setattr(facts, "search", counted)
+    return searches
+
+
+async def test_the_same_question_is_not_searched_again_until_a_fact_changes(
+    redis_client: aioredis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime(ScriptedLLM(["ok"] * 6), client=redis_client, memory_settings=FACTS_ON)
+    assert runtime.tiers is not None
+    facts = runtime.tiers.facts
+    await facts.add("cal", Fact(text="Likes hiking in the Alps"))
+    searches = counted_searches(facts, monkeypatch)
     assistant = Assistant(runtime)
     for _ in range(2):
         await assistant.chat("cal", "c", "Any hiking ideas?")
@@ -66,14 +72,7 @@ async def test_a_user_without_facts_is_not_searched_again_until_a_fact_is_added(
     runtime = make_runtime(ScriptedLLM(["ok"] * 12), client=redis_client, memory_settings=FACTS_ON)
     assert runtime.tiers is not None
     facts = runtime.tiers.facts
-    searches: list[str] = []
-    search = facts.search
-
-    async def counted(*args: Any, **kwargs: Any) -> list[Fact]:
-        searches.append(args[1])
-        return await search(*args, **kwargs)
-
-    monkeypatch.setattr(facts, "search", counted)
+    searches = counted_searches(facts, monkeypatch)
     assistant = Assistant(runtime)
     await assistant.chat("dee", "c", "Any hiking ideas in May?")  # a question naming a period too
     await assistant.chat("dee", "c", "What about tea?")
