@@ -1,7 +1,8 @@
 """The process's caches of what users wrote, emptied together so erased text does not live on in memory.
 
-Parsed turns, prompt messages, analysed questions, stems, token counts, rendered memory items and encoded ids
-are cached by their text, shared by every user of the process (`brain.text_cache`, `functools.lru_cache`).
+Parsed turns (and the turns a write stored), prompt messages, analysed questions, stems, token counts,
+rendered memory items, encoded ids, chats' keys and the documents of ids-only hits are cached by their text or
+id, shared by every user of the process (`brain.text_cache`, `functools.lru_cache`).
 Such a cache never serves one user another's text (its key is the text), but it keeps what it holds until it
 is pushed out. So each registers here (`remember`), and all of them are emptied:
 
