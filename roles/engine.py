@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 from actions.base import Persona
 from actions.relate import context_of, points_back, relate_and_rewrite
@@ -129,21 +130,31 @@ class TurnEngine:
         `pending` is saved as the text waiting for an answer in the same call. A user in the cold archive
         is brought back first (`present`): the backend's own store finds it in the load itself (refused
         before anything is written, then brought back and loaded again), another store is not asked."""
-        store, settings, tokenizer = self.runtime.store, self.memory_settings, self.tokenizer
         if self.own_store and self.tiers.cold is not None:
             with contextlib.suppress(ArchivedError):
-                return await kind.loads(
-                    store,
-                    user_id,
-                    chat_id,
-                    settings=settings,
-                    tokenizer=tokenizer,
-                    pending=pending,
-                    refuse_archived=True,
-                )
+                return await self._loads(kind, user_id, chat_id, pending, refuse_archived=True)
         await self.present(user_id)
-        return await kind.loads(
-            store, user_id, chat_id, settings=settings, tokenizer=tokenizer, pending=pending
+        return await self._loads(kind, user_id, chat_id, pending)
+
+    def _loads(
+        self,
+        kind: type[BrainMemory],
+        user_id: str | bytes,
+        chat_id: str | bytes,
+        pending: str | None,
+        refuse_archived: bool = False,
+    ) -> Coroutine[Any, Any, BrainMemory]:
+        """`kind.loads` of the chat with this engine's store, settings and tokenizer. A plain function
+        handing back the call, not a partial or a coroutine of its own: nothing more is held while the
+        load waits."""
+        return kind.loads(
+            self.runtime.store,
+            user_id,
+            chat_id,
+            settings=self.memory_settings,
+            tokenizer=self.tokenizer,
+            pending=pending,
+            refuse_archived=refuse_archived,
         )
 
     async def present(self, user_id: str | bytes) -> None:

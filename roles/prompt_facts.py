@@ -45,7 +45,7 @@ class PromptFacts:
         views: list[FactView] = []
         cached = self.cache.peek(user_id)
         if cached is not None and (cached.empty or cached.asked(scope, text)):  # still current?
-            views.append(self.cache.view(user_id, await tiers.facts.generation(user_id)))
+            self._view(user_id, views, await tiers.facts.generation(user_id))
             if views[0].empty:  # the same generation, and no facts under it
                 return []
             if (shown := views[0].shown_for(scope, text)) is not None:
