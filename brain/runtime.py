@@ -12,19 +12,18 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from brain.backends.memory import InMemoryStore
 from brain.backends.redis import RedisBackend, RedisConnection
 from brain.errors import ConfigError
-from brain.llm.endpoint import Capabilities, endpoint_key
+from brain.llm.capabilities import Capabilities, endpoint_key
 from brain.llm.local import (
     LocalEmbedder,
     LocalModel,
     local_embedder_available,
     local_model_for,
 )
-from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import LLM, Embed
 from brain.llm.tokens import Tokenizer
 from brain.memory.tiers import Tiers
@@ -33,6 +32,9 @@ from brain.search.analysis import Fusion
 from brain.settings import LLMSettings, Settings
 from brain.storage.backend import Backend
 from brain.storage.conversation import ConversationStore
+
+if TYPE_CHECKING:
+    from brain.llm.openai_client import OpenAILLM
 
 __all__ = ["Runtime", "local_runtime", "open_runtime"]
 
@@ -122,6 +124,9 @@ async def open_runtime(
         capabilities: dict[tuple[str, str, str], Capabilities] = {}  # one per endpoint, whoever calls it
 
         async def client(config: LLMSettings) -> OpenAILLM:
+            # imported where an endpoint is called: a runtime handed its model never loads the SDK
+            from brain.llm.openai_client import OpenAILLM
+
             if local is not None and not config.configured:
                 config = local.llm_settings(config)
             learnt = capabilities.setdefault(endpoint_key(config), Capabilities(config.structured_output))

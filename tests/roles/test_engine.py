@@ -9,7 +9,7 @@ import json
 import pytest
 
 from brain import MemoryBackend, MemorySettings, Settings, local_runtime
-from brain.llm.endpoint import Capabilities
+from brain.llm.capabilities import Capabilities
 from brain.llm.protocol import ChatMessage, Completion
 from brain.llm.usage import CallRecord, Usage, UsageLedger, spending
 from brain.testing import ScriptedLLM, tool_calls

