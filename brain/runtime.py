@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from brain.backends.memory import InMemoryStore
 from brain.backends.redis import RedisBackend, RedisConnection
 from brain.errors import ConfigError
 from brain.llm.capabilities import Capabilities, endpoint_key
+from brain.llm.deferred import DeferredLLM
 from brain.llm.local import (
     LocalEmbedder,
     LocalModel,
@@ -26,6 +28,7 @@ from brain.llm.local import (
 )
 from brain.llm.protocol import LLM, Embed
 from brain.llm.tokens import Tokenizer
+from brain.llm.usage import UsageLedger
 from brain.memory.tiers import Tiers
 from brain.process_caches import aging
 from brain.search.analysis import Fusion
@@ -89,6 +92,7 @@ async def open_runtime(
     memory_llm: LLM | None = None,
     redis: bool = True,
     local_model: LocalModel | None = None,
+    defer_model: bool = False,
 ) -> AsyncIterator[Runtime]:
     """Open Redis and one client per configured LLM (unless `llm`/`memory_llm` are given: the caller owns
     those); everything opened here is closed on exit. `StoreError` when Redis is unusable. With
@@ -98,7 +102,9 @@ async def open_runtime(
     Where no endpoint is configured, the embedded model (`local.model`) answers in its place, and without
     `llm.embedding_model` the embedded embedder (`local.embedder`) embeds for search, when installed.
     `local_model` is that model when the caller made it (to `begin` its load early): used, and closed on
-    exit, where the embedded model answers; else left to the caller."""
+    exit, where the embedded model answers; else left to the caller. With `defer_model` (work that may
+    call no model: listing memory, creating a key) the embedded model is started by the first call of it
+    (`brain.llm.deferred`), not by opening; a `local_model` given is waited for at opening all the same."""
     async with contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(aging())  # erased text leaves this process's caches in time
         # the tokenizer (~0.15 s of parsing) loads on a thread while this waits for Redis and the model
@@ -109,32 +115,19 @@ async def open_runtime(
             connection = await RedisConnection.open(settings)
             stack.push_async_callback(connection.aclose)
             backend = RedisBackend.for_settings(connection.client, settings, name=connection.masked_url)
-        local: LocalModel | None = None
         wanted = llm is None or (memory_llm is None and settings.llms)
         # None where an endpoint answers, or no model is installed
         embedded = local_model_for(settings) if wanted else None
-        if embedded is not None:  # a `local_model` begun early serves in its place (then it is never started)
-            local = await stack.enter_async_context(local_model or embedded)
-            _log.warning(
-                "no LLM configured: using the embedded tiny model %s, for trying things out; configure a "
-                "real one with OPENAI_API_KEY, or llm.base_url for a local server",
-                local.name,
-            )
-
-        capabilities: dict[tuple[str, str, str], Capabilities] = {}  # one per endpoint, whoever calls it
-
-        async def client(config: LLMSettings) -> OpenAILLM:
-            # imported where an endpoint is called: a runtime handed its model never loads the SDK
-            from brain.llm.openai_client import OpenAILLM
-
-            if local is not None and not config.configured:
-                config = local.llm_settings(config)
-            learnt = capabilities.setdefault(endpoint_key(config), Capabilities(config.structured_output))
-            return await stack.enter_async_context(OpenAILLM.from_settings(config, capabilities=learnt))
-
+        if embedded is not None and local_model is not None:  # begun early, it serves in its place
+            embedded = local_model
+        models = _Models(stack, embedded)
+        if embedded is not None and (local_model is not None or not defer_model):
+            await models.served()
         if llm is None:
-            main = await client(settings.llm)
-            settings = await _resolve_window(settings, main, local if not settings.llm.configured else None)
+            main = await models.llm(settings.llm, defer_model)
+            settings = await _resolve_window(
+                settings, main, embedded if not settings.llm.configured else None
+            )
             llm = main
         else:
             _warn_unknown_window(settings.llm)
@@ -143,7 +136,7 @@ async def open_runtime(
             if memory_llm is not None and name == settings.memory.llm:
                 named[name] = memory_llm
             else:
-                named[name] = await client(config)
+                named[name] = await models.llm(config, defer_model)
         embed: Embed | None = llm.embed if settings.llm.embedding_model else None
         embedder, fusion = settings.llm.embedding_model, None
         if embed is None and backend is not None and local_embedder_available(settings):
@@ -159,9 +152,52 @@ async def open_runtime(
             tiers=_tiers(settings, backend, llm, embed, fusion) if backend is not None else None,
             llms=named,
             backend=backend,
-            local_model=local.name if local is not None else None,
+            local_model=embedded.name if embedded is not None else None,
             embedder=embedder,
         )
+
+
+class _Models:
+    """The runtime's model clients, one `Capabilities` per endpoint whoever calls it, and the embedded
+    model (`embedded`, where it stands in for unconfigured endpoints), started once, by `served`."""
+
+    def __init__(self, stack: contextlib.AsyncExitStack, embedded: LocalModel | None) -> None:
+        self._stack, self._embedded = stack, embedded
+        self._capabilities: dict[tuple[str, str, str], Capabilities] = {}
+        self._local: LocalModel | None = None
+        self._starting = asyncio.Lock()
+
+    async def served(self) -> LocalModel:
+        """The embedded model, serving (started by the first caller; closed with the runtime)."""
+        assert self._embedded is not None
+        async with self._starting:
+            if self._local is None:
+                self._local = await self._stack.enter_async_context(self._embedded)
+                _log.warning(
+                    "no LLM configured: using the embedded tiny model %s, for trying things out; configure "
+                    "a real one with OPENAI_API_KEY, or llm.base_url for a local server",
+                    self._local.name,
+                )
+        return self._local
+
+    async def client(self, config: LLMSettings, usage: UsageLedger | None = None) -> OpenAILLM:
+        """A client of `config`'s endpoint (the embedded model's where it is unconfigured), closed with
+        the runtime."""
+        # imported where an endpoint is called: a runtime handed its model never loads the SDK
+        from brain.llm.openai_client import OpenAILLM
+
+        if self._embedded is not None and not config.configured:
+            config = (await self.served()).llm_settings(config)
+        learnt = self._capabilities.setdefault(endpoint_key(config), Capabilities(config.structured_output))
+        return await self._stack.enter_async_context(
+            OpenAILLM.from_settings(config, capabilities=learnt, usage=usage)
+        )
+
+    async def llm(self, config: LLMSettings, defer: bool) -> OpenAILLM | DeferredLLM:
+        """`client(config)`; with `defer`, one the embedded model would answer is made on its first call."""
+        if defer and self._embedded is not None and self._local is None and not config.configured:
+            return DeferredLLM(self._embedded.name, functools.partial(self.client, config))
+        return await self.client(config)
 
 
 async def _joined(work: asyncio.Future[Any]) -> None:
@@ -199,7 +235,9 @@ def local_runtime(
     )
 
 
-async def _resolve_window(settings: Settings, main: OpenAILLM, local: LocalModel | None) -> Settings:
+async def _resolve_window(
+    settings: Settings, main: OpenAILLM | DeferredLLM, local: LocalModel | None
+) -> Settings:
     """`settings` with the context window of `main` (the default LLM's client) resolved: the embedded
     model's own when it is `local`; one set or known by the model's family as it is; else what the
     endpoint's model list says, else the fallback with a warning."""
@@ -208,12 +246,17 @@ async def _resolve_window(settings: Settings, main: OpenAILLM, local: LocalModel
         config = config.with_context_window(local.settings.context_window, "endpoint")
     elif config.context_window_source != "default":
         return settings
-    elif (listed := await main.listed_context_window()) is not None:
+    elif (listed := await _listed(main)) is not None:
         _log.info("%s: a context window of %d tokens, as the endpoint lists it", config.model, listed)
         config = config.with_context_window(listed, "endpoint")
     else:
         _warn_unknown_window(config)
     return settings.model_copy(update={"llm": config})
+
+
+async def _listed(main: OpenAILLM | DeferredLLM) -> int | None:
+    assert not isinstance(main, DeferredLLM)  # only the embedded model's client is deferred
+    return await main.listed_context_window()
 
 
 def _warn_unknown_window(config: LLMSettings) -> None:

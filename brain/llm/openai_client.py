@@ -63,6 +63,7 @@ class OpenAILLM:
         owns_client: bool = False,
         capabilities: Capabilities | None = None,
         lean_chat: bool = False,
+        usage: UsageLedger | None = None,
     ) -> None:
         self._client = client
         # Chat completions of a client built here from settings go over aiohttp (`ChatHTTP`): the same
@@ -71,7 +72,7 @@ class OpenAILLM:
         self._settings = settings
         self._tokenizer = tokenizer  # loaded on first use: only needed when a server reports no usage
         self._owns_client = owns_client
-        self._usage = UsageLedger()
+        self._usage = usage if usage is not None else UsageLedger()
         key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
         self._secrets = (key,) if key else ()
         self.capabilities = capabilities or Capabilities(settings.structured_output)
@@ -83,11 +84,20 @@ class OpenAILLM:
         tokenizer: Tokenizer | None = None,
         *,
         capabilities: Capabilities | None = None,
+        usage: UsageLedger | None = None,
     ) -> OpenAILLM:
         """Create the client too; `aclose()` (or `async with`) closes it. `capabilities`: the endpoint's,
-        when other clients share it."""
+        when other clients share it; `usage`: the ledger to record calls in (default: a new one)."""
         client = create_openai_client(settings)
-        return cls(client, settings, tokenizer, owns_client=True, capabilities=capabilities, lean_chat=True)
+        return cls(
+            client,
+            settings,
+            tokenizer,
+            owns_client=True,
+            capabilities=capabilities,
+            lean_chat=True,
+            usage=usage,
+        )
 
     @property
     def model(self) -> str:

@@ -32,7 +32,7 @@ def _backend(runtime: Runtime) -> RedisBackend:
 
 
 async def archive_command(settings: Settings, args: argparse.Namespace) -> int:
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, defer_model=True) as runtime:
         archive = _backend(runtime).archive
         if args.memory_command == "restore":
             if not await archive.present(args.user):

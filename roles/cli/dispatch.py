@@ -69,7 +69,7 @@ def dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         command = memory_command if args.command == "memory" else agent_command
         return asyncio.run(command(settings, args))
     if args.command == "keys":
-        from roles.cli.serve import keys_command
+        from roles.cli.keys import keys_command
 
         return asyncio.run(keys_command(settings, args))
     if not settings.llm.configured and not uses_local_model(settings):

@@ -30,7 +30,7 @@ def _date(ts: float | None) -> str:
 
 
 async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, defer_model=True) as runtime:
         assert runtime.tiers is not None
         await runtime.tiers.present(args.user)
         facts = runtime.tiers.facts

@@ -48,7 +48,7 @@ async def graph_command(settings: Settings, args: argparse.Namespace) -> int:
     if out is not None and suffix not in _PICTURES and suffix not in _TEXT:
         raise InputError(f"--out {out}: write .svg or .png (Graphviz), or .mmd, .dot or .json")
     fmt: Format = "dot" if suffix in _PICTURES else args.format or _TEXT.get(suffix, "mermaid")
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, defer_model=True) as runtime:
         assert runtime.tiers is not None
         await runtime.tiers.present(args.user)
         as_of = when(args.as_of) if args.as_of else None

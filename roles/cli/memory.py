@@ -48,7 +48,7 @@ async def memory_command(settings: Settings, args: argparse.Namespace) -> int:
     if args.memory_command == "delete" and not args.yes:
         print("brain: refusing to delete without --yes", file=sys.stderr)
         return 2
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, defer_model=True) as runtime:
         if args.memory_command == "delete":
             return await _delete(Assistant.for_runtime(runtime), args.user, args.chat)
         if args.memory_command == "compact":
@@ -202,7 +202,7 @@ async def load_files(
 
 
 async def agent_command(settings: Settings, args: argparse.Namespace) -> int:
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, defer_model=True) as runtime:
         agent = Assistant.for_runtime(runtime)
         if args.agent_command == "export":
             user, chat = args.user or "local", args.chat or "default"

@@ -59,7 +59,7 @@ async def retain_command(settings: Settings, args: argparse.Namespace) -> int:
     if not policy.enabled:
         print("memory.retention keeps every turn (keep_turns and keep_days are null): nothing to do")
         return 0
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, defer_model=True) as runtime:
         with progress_to(sys.stderr) as progress:
             chats, done = await retain(runtime, args.user, dry_run=args.dry_run, progress=progress)
     for chat in chats:

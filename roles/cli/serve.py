@@ -1,19 +1,16 @@
-"""`brain serve`, `brain mcp` and `brain keys`: memory as a service, and the keys that reach it."""
+"""`brain serve` and `brain mcp`: memory as a service (its keys: `roles.cli.keys`)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 
 from brain import telemetry
 from brain.backends.redis import RedisConnection
-from brain.runtime import open_runtime
 from brain.settings import Settings
 from roles.assistant import Assistant
 from roles.service import MemoryService, Scope
@@ -21,39 +18,11 @@ from roles.service import MemoryService, Scope
 __all__ = [
     "announce",
     "check_store",
-    "keys_command",
     "listening_socket",
     "mcp_command",
     "serve_command",
     "serve_on",
 ]
-
-
-def _date(ts: float | None) -> str:
-    return "-" if ts is None else datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
-
-
-async def keys_command(settings: Settings, args: argparse.Namespace) -> int:
-    async with open_runtime(settings) as runtime:
-        assert runtime.tiers is not None
-        keys = runtime.tiers.backend.api_keys
-        if args.keys_command == "create":
-            key, secret = await keys.create(args.user, agent=args.agent, name=args.name)
-            print(secret)
-            agent = f" as agent {key.agent!r}" if key.agent else ""
-            print(f"key {key.id} for user {key.user!r}{agent}: shown once, keep it secret", file=sys.stderr)
-        elif args.keys_command == "list":
-            found = await keys.list(args.user)
-            for key in found:
-                state = "active" if key.active else f"revoked {_date(key.revoked_at)}"
-                agent = f" agent={key.agent}" if key.agent else ""
-                note = f" ({key.name})" if key.name else ""
-                print(f"{key.id}  user={key.user}{agent}  created {_date(key.created_at)}  {state}{note}")
-            print(f"{len(found)} key(s)", file=sys.stderr)
-        else:
-            key = await keys.revoke(args.id)
-            print(f"revoked {key.id} (user {key.user!r}) on {_date(key.revoked_at)}")
-    return 0
 
 
 def listening_socket(host: str, port: int, *, shared_port: bool = False) -> tuple[socket.socket, str]:

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from brain import Settings
-from brain.errors import UnreachableError
+from brain.errors import LLMError, UnreachableError
+from brain.llm.deferred import DeferredLLM
+from brain.llm.protocol import ChatMessage
 from brain.llm.tokens import Tokenizer
 from brain.runtime import open_runtime
 
@@ -88,3 +90,24 @@ def test_a_runtime_handed_its_model_loads_neither_the_sdk_nor_the_embedded_serve
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+@pytest.mark.local_model  # llama.cpp installed, the embedded model not turned off
+async def test_a_runtime_deferring_its_model_starts_it_at_the_first_call(
+    tmp_path: Path, redis_server_url: str
+) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_text("not a model")
+    settings = Settings.model_validate(
+        {"home": str(tmp_path / "home"), "redis": {"url": redis_server_url}, "local": {"model": str(broken)}}
+    )
+    async with open_runtime(settings, defer_model=True) as runtime:  # opens: nothing was started
+        assert isinstance(runtime.llm, DeferredLLM) and not runtime.llm.made
+        assert runtime.local_model == "broken" and runtime.llm.model == "broken"
+        for _ in range(2):  # a start that failed is tried again by the next call
+            with pytest.raises(LLMError, match="did not start"):
+                await runtime.llm.complete([ChatMessage(role="user", content="hello")])
+        assert not runtime.llm.made
+    with pytest.raises(LLMError, match="did not start"):
+        async with open_runtime(settings):  # not deferred: opening starts it
+            pass

@@ -28,6 +28,7 @@ from actions.memgpt import stream_step
 from actions.summarize import summarize_text
 from brain import Settings
 from brain.errors import LLMError
+from brain.llm.deferred import DeferredLLM
 from brain.llm.local import LOCAL_EMBEDDER, LocalModel, local_model_for
 from brain.llm.protocol import ChatMessage, Completion, ToolCallDelta
 from brain.runtime import Runtime, open_runtime
@@ -189,6 +190,38 @@ async def test_a_model_begun_early_loads_in_its_own_process_and_the_runtime_serv
         with pytest.raises(httpx.TransportError):
             await client.get(f"{url}/models", timeout=5)
     model.close()  # idempotent
+
+
+async def test_a_deferred_model_starts_at_the_first_call_and_stops_with_the_runtime(
+    tmp_path: Path, redis_server_url: str
+) -> None:
+    async with open_runtime(settings(tmp_path, redis_server_url), defer_model=True) as opened:
+        llm = opened.llm
+        assert isinstance(llm, DeferredLLM) and not llm.made and _models_started() == []
+        assert opened.local_model == llm.model == "SmolLM2-135M-Instruct"
+        replies = await asyncio.gather(  # two first calls at once
+            *(llm.complete([ChatMessage(role="user", content="Say hello.")]) for _ in range(2))
+        )
+        assert all((r.content or "").strip() for r in replies)
+        assert len(_models_started()) == 1  # one for both
+        assert llm.usage.totals().calls == 2  # recorded in the ledger it had from the start
+        served = await opened_url(llm)
+    async with httpx.AsyncClient() as client:  # the runtime's exit stopped it
+        with pytest.raises(httpx.TransportError):
+            await client.get(f"{served}/models", timeout=5)
+
+
+def _models_started() -> list[bytes]:
+    """The embedded models' processes this one started and that still run."""
+    found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "local_server"], capture_output=True)
+    return found.stdout.split()
+
+
+async def opened_url(llm: DeferredLLM) -> str:
+    made = await llm._llm()
+    url: str = made._settings.base_url  # type: ignore[attr-defined]
+    assert url.startswith("http://127.0.0.1:")
+    return url
 
 
 async def test_a_model_that_cannot_start_raises_when_entered_and_closes_quietly(tmp_path: Path) -> None:

@@ -4,13 +4,15 @@ Redis and the service stay unimported (they cost ~1.5 s of start-up), so the com
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from brain import __version__
+from brain import Settings, __version__
+from brain.llm.local import uses_local_model
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -51,11 +53,17 @@ print(json.dumps({"status": status, "out": out.getvalue(), "heavy": sorted(heavy
 """
 
 
-def _run(*argv: str) -> tuple[int, str, set[str]]:
+def _run(*argv: str, env: dict[str, str] | None = None) -> tuple[int, str, set[str]]:
     """`brain ARGV` in a fresh interpreter: its exit status, what it printed, the heavy modules it loaded."""
     code = f"HEAVY = {HEAVY!r}\n{PROBE}"
     result = subprocess.run(
-        [sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT, timeout=60, check=True
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
+        env=env,
     )
     answer = json.loads(result.stdout)
     return int(answer["status"]), str(answer["out"]), set(answer["heavy"])
@@ -89,3 +97,27 @@ def test_the_probe_sees_heavy_imports() -> None:
     status, _, heavy = _run("run", "/nonexistent/deployment.yaml", "--dry-run")
     assert status != 0
     assert {"roles.cli.dispatch", "pydantic", "yaml"} <= heavy
+
+
+@pytest.mark.local_model  # the embedded model installed, and not turned off
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("keys", "list", "--user", "ann"),
+        ("memory", "stats", "--user", "ann"),
+        ("memory", "facts", "--user", "ann"),
+    ],
+)
+def test_a_command_that_calls_no_model_starts_none(
+    argv: tuple[str, ...], tmp_path: Path, redis_server_url: str
+) -> None:
+    # No endpoint configured and the embedded model installed: a chat would start it (seconds of loading,
+    # hundreds of MB); listing keys or memory must not, nor load the OpenAI SDK.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "BRAIN_LLM"))}
+    env |= {"BRAIN_HOME": str(tmp_path / "home"), "BRAIN_REDIS_URL": redis_server_url}
+    assert uses_local_model(Settings.model_validate({"home": str(tmp_path / "home")}))
+    status, out, heavy = _run(*argv, env=env)
+    assert status == 0, out
+    assert "embedded tiny model" not in out
+    assert "openai" not in heavy
+    assert "redis" in heavy  # it did open the store
