@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -105,6 +106,10 @@ async def open_runtime(
     exit, where the embedded model answers; else left to the caller. With `defer_model` (work that may
     call no model: listing memory, creating a key) the embedded model is started by the first call of it
     (`brain.llm.deferred`), not by opening; a `local_model` given is waited for at opening all the same."""
+    if llm is None and not defer_model:
+        # the SDK's ~0.5 s of imports, now: before the tokenizer's thread starts, and while a model begun
+        # early (`local_model`) loads in its own process, not after it is waited for
+        importlib.import_module("brain.llm.openai_client")
     async with contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(aging())  # erased text leaves this process's caches in time
         # the tokenizer (~0.15 s of parsing) loads on a thread while this waits for Redis and the model
