@@ -123,12 +123,14 @@ class Assistant(Role):
         *,
         drain_progress: Progress | None = None,
         local_model: LocalModel | None = None,
+        defer_model: bool = False,
         **options: Any,
     ) -> AsyncIterator[Assistant]:
         """An assistant owning its backend and LLM clients (closed on exit), with its fact worker; on exit
         the worker applies what it holds, telling `drain_progress` how it goes (`running`). `local_model`
-        as `open_runtime`'s (an embedded model whose load began early)."""
-        runtime_of = open_runtime(settings, local_model=local_model)
+        and `defer_model` as `open_runtime`'s (an embedded model whose load began early; one started by
+        the first call of it)."""
+        runtime_of = open_runtime(settings, local_model=local_model, defer_model=defer_model)
         async with runtime_of as runtime, running(runtime, drain_progress):
             yield cls.for_runtime(runtime, **options)
 

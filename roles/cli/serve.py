@@ -114,7 +114,8 @@ async def mcp_command(settings: Settings, user: str | None, agent: str | None) -
 
     telemetry.configure(settings.telemetry)
     scope = Scope(user=user or settings.serve.mcp_user, agent=agent or settings.serve.mcp_agent, actor="mcp")
-    async with Assistant.from_settings(settings) as assistant:
+    # an editor starts this with every window: the embedded model, if it answers, starts at its first call
+    async with Assistant.from_settings(settings, defer_model=True) as assistant:
         server = build_mcp(MemoryService(assistant), lambda: scope, default_chat=settings.serve.mcp_chat)
         await server.run_stdio_async()
     return 0

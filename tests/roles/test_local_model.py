@@ -20,6 +20,7 @@ import httpx
 import jsonschema
 import numpy as np
 import pytest
+from mcp import Client, StdioServerParameters
 
 from actions.facts import extract_schema, parse_facts, render_extract
 from actions.graph import RECORD_GRAPH
@@ -37,6 +38,8 @@ from roles import Assistant
 from roles.memory_tools import SPECS
 
 pytestmark = pytest.mark.local_model
+
+BRAIN = str(Path(sys.executable).parent / "brain")
 
 
 def settings(tmp_path: Path, url: str, **memory: Any) -> Settings:
@@ -211,10 +214,16 @@ async def test_a_deferred_model_starts_at_the_first_call_and_stops_with_the_runt
             await client.get(f"{served}/models", timeout=5)
 
 
-def _models_started() -> list[bytes]:
+def _children(command: str, of: int | None = None) -> list[int]:
+    """The running processes that `of` (this one by default) started whose command line has `command`."""
+    parent = str(os.getpid() if of is None else of)
+    found = subprocess.run(["pgrep", "-P", parent, "-f", command], capture_output=True, check=False)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def _models_started() -> list[int]:
     """The embedded models' processes this one started and that still run."""
-    found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "local_server"], capture_output=True)
-    return found.stdout.split()
+    return _children("local_server")
 
 
 async def opened_url(llm: DeferredLLM) -> str:
@@ -222,6 +231,21 @@ async def opened_url(llm: DeferredLLM) -> str:
     url: str = made._settings.base_url  # type: ignore[attr-defined]
     assert url.startswith("http://127.0.0.1:")
     return url
+
+
+async def test_brain_mcp_starts_the_embedded_model_at_the_first_call_of_it(redis_server_url: str) -> None:
+    # an editor starts `brain mcp` with every window: storing and listing memory loads no model
+    env = {**os.environ, "BRAIN_REDIS_URL": redis_server_url}
+    argv = ["mcp", "--user", "ann", "--set", "memory.facts.in_process_worker=false"]
+    async with Client(StdioServerParameters(command=BRAIN, args=argv, env=env)) as client:
+        assert "converse" in {t.name for t in (await client.list_tools()).tools}
+        added = await client.call_tool("add_memory", {"text": "I live in Porto", "infer": False})
+        assert not added.is_error, added.content
+        (server,) = _children("brain")
+        assert _children("local_server", of=server) == []
+        answer = await client.call_tool("converse", {"text": "Say hello."})
+        assert not answer.is_error, answer.content
+        assert len(_children("local_server", of=server)) == 1
 
 
 async def test_a_model_that_cannot_start_raises_when_entered_and_closes_quietly(tmp_path: Path) -> None:
