@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import json
 import re
 import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -155,14 +157,37 @@ async def check(
     return {"foreign": foreign, "missing": missing, "errors": errors}
 
 
+@contextlib.contextmanager
+def collections_timed() -> Iterator[list[float]]:
+    """The seconds the garbage collector spends within the block, summed in the list it yields (its last
+    item: the total)."""
+    spent, started = [0.0], [0.0]
+
+    def timed(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            spent[0] += time.perf_counter() - started[0]
+
+    gc.callbacks.append(timed)
+    try:
+        yield spent
+    finally:
+        gc.callbacks.remove(timed)
+
+
 async def run(assistant: Assistant, rep: int, users: int, turns: int) -> dict[str, float]:
     chat, latencies = f"run-{rep}", list[float]()
     TRIPS.clear()
     cpu, wall = time.process_time(), time.perf_counter()
-    replies = await asyncio.gather(
-        *(one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies, turns) for u in range(users)),
-        return_exceptions=True,
-    )
+    with collections_timed() as collector:
+        replies = await asyncio.gather(
+            *(
+                one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies, turns)
+                for u in range(users)
+            ),
+            return_exceptions=True,
+        )
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     trips = Counter(TRIPS)
     counts = await check(assistant, list(replies), chat, rep, turns)
@@ -175,6 +200,7 @@ async def run(assistant: Assistant, rep: int, users: int, turns: int) -> dict[st
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": statistics.quantiles(latencies, n=100)[98] * 1000,
         "cpu_ms_per_turn": cpu * 1000 / turns,
+        "gc_ms_per_turn": collector[0] * 1000 / turns,
     }
 
 
@@ -234,16 +260,17 @@ async def main(
         "zero-latency model"
     )
     print(f"garbage collector: {gc}")
-    columns = ("turns_per_s", "p50_ms", "p99_ms", "cpu_ms_per_turn", "foreign", "missing", "errors")
+    columns = ("turns_per_s", "p50_ms", "p99_ms", "cpu_ms_per_turn", "gc_ms_per_turn", "foreign", "missing")
+    columns += ("errors",)
     print("repeat " + " ".join(f"{c:>15}" for c in columns))
     for i, r in enumerate(runs, 1):
         print(
             f"{i:>6} "
-            + " ".join(f"{r[c]:>15.3f}" if c == "cpu_ms_per_turn" else f"{r[c]:>15.0f}" for c in columns)
+            + " ".join(f"{r[c]:>15.3f}" if c.endswith("_per_turn") else f"{r[c]:>15.0f}" for c in columns)
         )
     names = dict.fromkeys(k for r in runs for k in r)
     med = {k: statistics.median(r.get(k, 0.0) for r in runs) for k in names}
-    cpu = f"{med['cpu_ms_per_turn']:.3f} ms CPU per turn"
+    cpu = f"{med['cpu_ms_per_turn']:.3f} ms CPU per turn ({med['gc_ms_per_turn']:.3f} of it the collector's)"
     print(f"median: {med['turns_per_s']:.0f} turns/s, p99 {med['p99_ms']:.1f} ms, {cpu}")
     print(f"one chat alone, turn after turn: {solo_rate:.0f} turns/s, {solo_cpu:.3f} ms CPU per turn")
     print(f"chat locks left after the runs: {busy}")
@@ -262,6 +289,7 @@ async def main(
                 "turns_per_s": round(med["turns_per_s"]),
                 "p99_ms": round(med["p99_ms"], 2),
                 "cpu_ms_per_turn": round(med["cpu_ms_per_turn"], 3),
+                "gc_ms_per_turn": round(med["gc_ms_per_turn"], 3),
                 "trips_per_turn": round(med["trips_per_turn"], 2),
             }
         )
