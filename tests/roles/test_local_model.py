@@ -233,6 +233,25 @@ async def opened_url(llm: DeferredLLM) -> str:
     return url
 
 
+async def test_a_deferred_start_given_up_leaves_nothing_running_and_the_next_call_starts_it(
+    tmp_path: Path, redis_server_url: str
+) -> None:
+    async with open_runtime(settings(tmp_path, redis_server_url), defer_model=True) as opened:
+        hello = [ChatMessage(role="user", content="Say hello.")]
+        first = asyncio.ensure_future(opened.llm.complete(hello))
+        for _ in range(500):  # until its process runs (it is loading the model)
+            if _models_started():
+                break
+            await asyncio.sleep(0.01)
+        assert len(_models_started()) == 1 and not first.done()
+        first.cancel()  # the caller gave up: a client gone, a deadline passed
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert _models_started() == []  # killed, not left loading
+        reply = await opened.llm.complete(hello)
+        assert (reply.content or "").strip() and len(_models_started()) == 1
+
+
 async def test_brain_mcp_starts_the_embedded_model_at_the_first_call_of_it(redis_server_url: str) -> None:
     # an editor starts `brain mcp` with every window: storing and listing memory loads no model
     env = {**os.environ, "BRAIN_REDIS_URL": redis_server_url}
