@@ -21,6 +21,7 @@ from brain.settings import FactSettings
 from brain.testing import ScriptedCall, ScriptedLLM
 from roles.assistant import Assistant
 from roles.fact_worker import FactWorker
+from tests.support.prompts import prompt_text
 from tests.support.runtime import make_runtime
 from tests.support.stores import redis_tiers
 
@@ -59,11 +60,11 @@ async def test_the_same_question_is_not_searched_again_until_a_fact_changes(
     await assistant.chat("cal", "c", "Any hiking ideas?")
     assert len(searches) == 3
     prompt = runtime.llm.calls[-1].messages  # type: ignore[attr-defined]
-    assert "Hiking boots size 44" in "\n".join(m.content or "" for m in prompt)
+    assert "Hiking boots size 44" in prompt_text(prompt)
     await assistant.forget_user("cal")
     await assistant.chat("cal", "c", "Any hiking ideas?")
     prompt = runtime.llm.calls[-1].messages  # type: ignore[attr-defined]
-    assert "Alps" not in "\n".join(m.content or "" for m in prompt)  # erased: not served from a cache
+    assert "Alps" not in prompt_text(prompt)  # erased: not served from a cache
 
 
 async def test_a_user_without_facts_is_not_searched_again_until_a_fact_is_added(
@@ -83,7 +84,7 @@ async def test_a_user_without_facts_is_not_searched_again_until_a_fact_is_added(
     await assistant.chat("dee", "c", "What about tea?")
     assert searches[1:] == ["What about tea?"]
     prompt = runtime.llm.calls[-1].messages  # type: ignore[attr-defined]
-    assert "green tea" in "\n".join(m.content or "" for m in prompt)
+    assert "green tea" in prompt_text(prompt)
     await assistant.chat("dee", "c", "And cake?")  # facts now: each new question is searched
     assert searches[2:] == ["And cake?"]
 
@@ -171,7 +172,7 @@ async def test_a_turn_checks_the_archive_reads_facts_and_queues_them_in_three_ro
     # under it), the write with the chat's fact-queue entry
     assert sent == ["EVALSHA", "EVALSHA", "EVALSHA"]
     prompt = runtime.llm.calls[-1].messages  # type: ignore[attr-defined]
-    assert "Likes hiking in the Alps" in "\n".join(m.content or "" for m in prompt)
+    assert "Likes hiking in the Alps" in prompt_text(prompt)
     queue = runtime.tiers.fact_queue
     entries = await queue.read("w", 10, None)
     assert [(e.chat_id, e.upto) for e in entries] == [("c", 2), ("c", 4)]

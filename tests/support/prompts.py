@@ -10,9 +10,14 @@ from typing import Any
 from actions.memory_section import MEMORY_CLOSE, MEMORY_OPEN
 from brain.llm.protocol import ChatMessage
 
-__all__ = ["memory_items", "memory_section", "outside_memory", "search_results"]
+__all__ = ["memory_items", "memory_section", "outside_memory", "prompt_text", "search_results"]
 
 _ITEM = re.compile(r'<item kind="([^"]*)"([^>]*)>\n(.*?)\n</item>', re.DOTALL)
+
+
+def prompt_text(messages: Sequence[ChatMessage]) -> str:
+    """Every message's text, one after another: the whole prompt as the model read it."""
+    return "\n".join(m.content or "" for m in messages)
 
 
 def memory_section(messages: Sequence[ChatMessage]) -> str:
