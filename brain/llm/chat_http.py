@@ -3,12 +3,13 @@
 With many streams at once the `openai` SDK over httpx costs milliseconds of CPU per call (request options,
 a connection pool that scans every pooled connection, stream wrappers); `benchmarks/serve.py` measured ~3.7
 ms per streamed call at 500 streams, against ~0.25 ms for the same call over aiohttp and ~0.07 ms over
-`brain.llm.lean_http` (asyncio protocols and httptools), which is used wherever it applies (no proxy: then
-aiohttp, which tunnels through one). `ChatHTTP` sends the
-SDK's own request (its URL, headers and auth, taken from the client it was built from) and keeps its
-behaviour: retries with the same rules (`brain.llm.retries`), the same exceptions (`openai.APIStatusError`
-and its subclasses, `APIConnectionError`, `APITimeoutError`, an `APIError` for an error inside a stream),
-the same stream reading (server-sent events up to `[DONE]`). Everything else stays on the SDK.
+`brain.llm.lean_http` (asyncio protocols and httptools), which `ChatHTTP` uses. It applies where that
+transport does and no proxy is set (`ChatHTTP.for_client`); elsewhere the SDK sends the request (through
+the proxy). `ChatHTTP` sends the SDK's own request (its URL, headers and auth, taken from the client it was
+built from) and keeps its behaviour: retries with the same rules (`brain.llm.retries`), the same exceptions
+(`openai.APIStatusError` and its subclasses, `APIConnectionError`, `APITimeoutError`, an `APIError` for an
+error inside a stream), the same stream reading (server-sent events up to `[DONE]`). Everything else stays
+on the SDK.
 
 One instance per client, used on one event loop; `aclose()` closes its connections.
 """
@@ -26,7 +27,6 @@ import urllib.request
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-import aiohttp
 import httpx2
 import openai
 from pydantic_core import PydanticSerializationError, to_json
@@ -38,7 +38,6 @@ __all__ = ["ChatHTTP", "read_events"]
 
 _log = logging.getLogger("brain.llm")
 _DECODED = ("content-encoding", "content-length", "transfer-encoding")  # the body is already decoded
-Response = aiohttp.ClientResponse | LeanResponse
 _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
     400: openai.BadRequestError,
     401: openai.AuthenticationError,
@@ -51,36 +50,41 @@ _STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
 
 
 class ChatHTTP:
-    """POST `/chat/completions` of the endpoint `client` talks to, as `client` would send it."""
+    """POST `/chat/completions` of the endpoint `client` talks to, as `client` would send it. Made with
+    `for_client`, where it applies."""
 
-    def __init__(self, client: openai.AsyncOpenAI) -> None:
-        self.url = str(client.base_url).rstrip("/") + "/chat/completions"
-        headers = {**client.default_headers, **client.auth_headers}
-        self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
+    def __init__(self, url: str, headers: Mapping[str, str], client: openai.AsyncOpenAI) -> None:
+        self.url = url
+        self._headers = dict(headers)
         self._retries = client.max_retries
         timeout = client.timeout
-        seconds = timeout if isinstance(timeout, int | float) else getattr(timeout, "read", None)
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds)
-        self._proxy = _env_proxy(self.url)
-        self._session: aiohttp.ClientSession | None = None
-        self._seconds = seconds
+        self._seconds = timeout if isinstance(timeout, int | float) else getattr(timeout, "read", None)
         self._lean: LeanHTTP | None = None
-        self._lean_applies = self._proxy is None  # until `for_url` says otherwise
+
+    @classmethod
+    def for_client(cls, client: openai.AsyncOpenAI) -> ChatHTTP | None:
+        """Chat requests as `client` sends them, or None where the lean transport does not apply (see
+        `LeanHTTP.applies`) or the environment names a proxy for the endpoint (`HTTPS_PROXY`,
+        `HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`, as httpx reads them): the SDK's client then sends
+        them, through the proxy."""
+        url = str(client.base_url).rstrip("/") + "/chat/completions"
+        headers = {**client.default_headers, **client.auth_headers}
+        kept = {k: v for k, v in headers.items() if isinstance(v, str)}
+        if _env_proxy(url) is not None or not LeanHTTP.applies(url, kept):
+            return None
+        return cls(url, kept, client)
 
     async def aclose(self) -> None:
         if self._lean is not None:
             await self._lean.aclose()
             self._lean = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
     async def complete(self, body: Mapping[str, Any]) -> Any:
         """The endpoint's JSON answer to a non-streamed request."""
         response = await self._send(body)
         try:
             text = await response.read()
-        except aiohttp.ClientError as exc:
+        except OSError as exc:
             raise _failure(self.url, exc) from exc
         finally:
             response.release()
@@ -101,26 +105,16 @@ class ChatHTTP:
             else:
                 response.close()
 
-    def _pool(self) -> LeanHTTP | None:
-        """The lean transport, where it applies (no proxy; see `brain.llm.lean_http`)."""
-        if self._lean is None and self._lean_applies:
+    def _pool(self) -> LeanHTTP:
+        """The connections, made at the first request (the CA bundle is read then, once)."""
+        if self._lean is None:
             tls = _tls_context() if self.url.startswith("https:") else None
-            self._lean = LeanHTTP.for_url(
+            self._lean = LeanHTTP(
                 self.url, self._headers, connect_timeout=self._seconds, read_timeout=self._seconds, tls=tls
             )
-            self._lean_applies = self._lean is not None
         return self._lean
 
-    def _http(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            # The environment (proxy, CA bundle) is read once, here and in __init__, as httpx reads it:
-            # aiohttp's `trust_env` would read it, and ~/.netrc, in a thread on every request.
-            verify = _tls_context() if self.url.startswith("https:") else True
-            connector = aiohttp.TCPConnector(limit=1000, limit_per_host=0, ssl=verify)
-            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout)
-        return self._session
-
-    async def _send(self, body: Mapping[str, Any]) -> Response:
+    async def _send(self, body: Mapping[str, Any]) -> LeanResponse:
         """The response (2xx) to `body`, retried as the SDK retries; the SDK's exception otherwise."""
         data = _body(body)
         attempt = 0
@@ -128,15 +122,8 @@ class ChatHTTP:
             headers: Mapping[str, str] = {}
             _log.debug("POST %s (attempt %d of %d)", self.url, attempt + 1, self._retries + 1)
             try:
-                lean = self._pool()
-                response: Response = (
-                    await lean.post(data)
-                    if lean is not None
-                    else await self._http().post(
-                        self.url, data=data, headers=self._headers, proxy=self._proxy
-                    )
-                )
-            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                response = await self._pool().post(data)
+            except OSError as exc:  # TimeoutError among them
                 error: openai.APIError = _failure(self.url, exc)
             else:
                 if response.status < 300:
@@ -185,15 +172,15 @@ async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
         yield decoded
 
 
-async def _lines(response: Response, url: str) -> AsyncIterator[str]:
+async def _lines(response: LeanResponse, url: str) -> AsyncIterator[str]:
     try:
         async for raw in response.content:
             yield raw.decode().rstrip("\r\n")
-    except (aiohttp.ClientError, OSError) as exc:
+    except OSError as exc:
         raise _failure(url, exc) from exc
 
 
-async def _drained(response: Response) -> bool:
+async def _drained(response: LeanResponse) -> bool:
     """Whether the rest of a stream after `[DONE]` (its end) was read within a second: the connection
     can then be reused. A server that holds the stream open after `[DONE]` gets its connection closed."""
     if response.content.at_eof():
@@ -246,17 +233,17 @@ def _body(body: Mapping[str, Any]) -> bytes:
 
 def _failure(url: str, exc: BaseException) -> openai.APIError:
     """The SDK's exception for a request that got no answer: a timeout, or no connection."""
-    if isinstance(exc, aiohttp.ServerTimeoutError | TimeoutError):
+    if isinstance(exc, TimeoutError):
         return openai.APITimeoutError(request=_request("POST", url))
     return openai.APIConnectionError(message=f"Connection error: {exc}", request=_request("POST", url))
 
 
-async def _status_error(url: str, response: Response) -> openai.APIStatusError:
+async def _status_error(url: str, response: LeanResponse) -> openai.APIStatusError:
     """The SDK's exception for an error status, with the body it would carry (the `error` object when
     there is one), read in full and the connection released."""
     try:
         raw = await response.read()
-    except (aiohttp.ClientError, OSError):
+    except OSError:
         raw = b""
     finally:
         response.release()

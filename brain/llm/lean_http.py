@@ -1,14 +1,14 @@
 """`LeanHTTP`: HTTP/1.1 POSTs to one endpoint over asyncio protocols and httptools' response parser.
 
-The chat request of every turn (`brain.llm.chat_http`) costs ~0.25 ms of CPU over aiohttp at hundreds of
+The chat request of every turn (`brain.llm.chat_http`) cost ~0.25 ms of CPU over aiohttp at hundreds of
 streams at once, ~0.07 ms here: no session, cookie or tracing machinery, one parser callback per piece
 read. It keeps what a chat endpoint needs: keep-alive connections (idle ones reused newest first, a stale
 one retried once on a new connection when it answered nothing), TLS with the caller's context, a timeout
 on connecting and between reads, the response's status and headers, and its body as it arrives.
 
-It is used only where it applies (`LeanHTTP.for_url`): http or https, no user info in the URL, header
-values without line breaks; with a proxy, the caller keeps aiohttp. Failures are `OSError`s (a timeout a
-`TimeoutError`), as a socket's would be.
+It is used only where it applies (`LeanHTTP.applies`): http or https, no user info in the URL, header
+values without line breaks; with a proxy, the SDK's client sends instead. Failures are `OSError`s (a
+timeout a `TimeoutError`), as a socket's would be.
 """
 
 from __future__ import annotations
@@ -198,18 +198,26 @@ class LeanHTTP:
         read_timeout: float | None,
         tls: ssl.SSLContext | None = None,
     ) -> LeanHTTP | None:
-        """A pool for `url`, or None where it does not apply (see the module)."""
+        """A pool for `url`, or None where it does not apply (`applies`)."""
+        if not cls.applies(url, headers):
+            return None
+        return cls(url, headers, connect_timeout=connect_timeout, read_timeout=read_timeout, tls=tls)
+
+    @staticmethod
+    def applies(url: str, headers: Mapping[str, str]) -> bool:
+        """Whether requests to `url` with `headers` can go over this transport: http or https, no user
+        info in the URL, header names and values of Latin-1 without line breaks. Pure."""
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
-            return None
+            return False
         try:
             for k, v in headers.items():
                 if any(c in k + v for c in "\r\n\0"):
-                    return None
+                    return False
                 (k + v).encode("latin-1")
         except UnicodeEncodeError:
-            return None
-        return cls(url, headers, connect_timeout=connect_timeout, read_timeout=read_timeout, tls=tls)
+            return False
+        return True
 
     async def post(self, body: bytes) -> LeanResponse:
         """The response to `body` (JSON) once its status and headers are in; its body follows as read."""

@@ -66,9 +66,11 @@ class OpenAILLM:
         usage: UsageLedger | None = None,
     ) -> None:
         self._client = client
-        # Chat completions of a client built here from settings go over aiohttp (`ChatHTTP`): the same
-        # request, retries and errors at a fraction of the CPU. An injected client is used for everything.
-        self._chat = ChatHTTP(client) if lean_chat and type(client) is openai.AsyncOpenAI else None
+        # Chat completions of a client built here from settings go over `ChatHTTP` where it applies (no
+        # proxy): the same request, retries and errors at a fraction of the CPU. An injected client is used
+        # for everything.
+        lean = lean_chat and type(client) is openai.AsyncOpenAI
+        self._chat = ChatHTTP.for_client(client) if lean else None
         self._settings = settings
         self._tokenizer = tokenizer  # loaded on first use: only needed when a server reports no usage
         self._owns_client = owns_client

@@ -146,7 +146,7 @@ class _RetryNotes(logging.Handler):
 
 @contextlib.contextmanager
 def _retry_notes(session: ChatSession) -> Iterator[_RetryNotes]:
-    # The SDK says its retries on its logger; chat completions sent over aiohttp say them on ours.
+    # The SDK says its retries on its logger; chat completions sent by `ChatHTTP` say them on ours.
     loggers = [logging.getLogger("openai._base_client"), logging.getLogger("brain.llm")]
     handler, levels = _RetryNotes(session), [logger.level for logger in loggers]
     for logger in loggers:

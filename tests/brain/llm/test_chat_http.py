@@ -1,10 +1,11 @@
-"""`ChatHTTP`: the SDK's chat request over aiohttp. Its behaviour through `OpenAILLM` (retries, deadlines,
+"""`ChatHTTP`: the SDK's chat request over `LeanHTTP`. Its behaviour through `OpenAILLM` (retries, deadlines,
 errors, usage) is `test_openai_client.py`'s, run against the loopback server; here, what is its own."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import urllib.parse
 from collections.abc import AsyncIterator
 
 import openai
@@ -12,7 +13,7 @@ import pytest
 
 from brain.llm.chat_http import ChatHTTP, read_events
 from brain.llm.openai_client import OpenAILLM
-from brain.llm.protocol import ChatMessage
+from brain.llm.protocol import ChatMessage, TextDelta
 from brain.settings import LLMSettings
 from tests.support.openai_server import Chat, Fault, ScriptedOpenAIServer
 
@@ -88,6 +89,67 @@ async def test_an_injected_client_is_used_for_chat_too(openai_server: ScriptedOp
     await client.close()
 
 
+class _Proxy:
+    """A forward HTTP proxy on loopback: each request (absolute-form, as a client sends it to a proxy) is
+    sent on to its server over a new connection, and the whole answer sent back, the connection closed
+    after it; the request lines are kept."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            line, *fields = head.split(b"\r\n")[:-2]
+            self.lines.append(line)
+            method, target, version = line.split(b" ")
+            url = urllib.parse.urlsplit(target.decode())
+            length = sum(int(f.split(b":")[1]) for f in fields if f.lower().startswith(b"content-length:"))
+            body = await reader.readexactly(length)
+            kept = [f for f in fields if not f.lower().startswith((b"connection:", b"proxy-connection:"))]
+            upstream_reader, upstream = await asyncio.open_connection(url.hostname, url.port)
+            path = (url.path + (f"?{url.query}" if url.query else "")).encode()
+            upstream.write(b"\r\n".join([b" ".join([method, path, version]), *kept, b"Connection: close"]))
+            upstream.write(b"\r\n\r\n" + body)
+            answer = await upstream_reader.read()  # to the end: the proxy answers once per connection
+            upstream.close()
+            top, _, rest = answer.partition(b"\r\n\r\n")
+            lines = [f for f in top.split(b"\r\n") if not f.lower().startswith(b"connection:")]
+            writer.write(b"\r\n".join([*lines, b"Connection: close"]) + b"\r\n\r\n" + rest)
+            await writer.drain()
+        finally:
+            writer.close()
+
+
+async def test_through_a_proxy_the_sdk_sends_the_chat(
+    openai_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy = _Proxy()
+    server = await asyncio.start_server(proxy.serve, "127.0.0.1", 0)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    settings = LLMSettings(base_url=openai_server.url, api_key="sk", model="m", max_retries=0)
+    openai_server.script(Chat(content="through the proxy"), Chat(content="streamed through it"))
+    try:
+        async with OpenAILLM.from_settings(settings) as llm:
+            assert llm._chat is None  # the lean transport does not tunnel: the SDK's client does
+            answer = await llm.complete([ChatMessage(role="user", content="hello")])
+            streamed = [
+                event.text
+                async for event in llm.stream([ChatMessage(role="user", content="again")])
+                if isinstance(event, TextDelta)
+            ]
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert answer.content == "through the proxy" and "".join(streamed) == "streamed through it"
+    assert proxy.lines == [f"POST {openai_server.url}/chat/completions HTTP/1.1".encode()] * 2
+    assert len(openai_server.chat_requests()) == 2
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # the endpoint is left out of the proxy: the lean path
+    assert ChatHTTP.for_client(openai.AsyncOpenAI(base_url=openai_server.url, api_key="sk")) is not None
+
+
 class _KeepAlive:
     """A minimal HTTP/1.1 endpoint that answers every request with one streamed completion and counts the
     connections it was asked on."""
@@ -126,7 +188,8 @@ async def test_streams_read_to_the_end_reuse_their_connection() -> None:
     endpoint = _KeepAlive()
     server = await asyncio.start_server(endpoint.serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    chat = ChatHTTP(openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="sk"))
+    chat = ChatHTTP.for_client(openai.AsyncOpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="sk"))
+    assert chat is not None
     try:
         for _ in range(5):
             (chunk,) = [c async for c in chat.stream({"model": "m", "stream": True})]
@@ -144,7 +207,8 @@ async def test_an_error_status_is_the_same_exception_the_sdk_raises(
 ) -> None:
     client = openai.AsyncOpenAI(base_url=openai_server.url, api_key="sk", max_retries=0)
     openai_server.script(Fault(status, message="said why"), Fault(status, message="said why"))
-    chat = ChatHTTP(client)
+    chat = ChatHTTP.for_client(client)
+    assert chat is not None
     try:
         with pytest.raises(openai.APIStatusError) as ours:
             await chat.complete({"model": "m", "messages": []})

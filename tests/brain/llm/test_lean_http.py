@@ -84,6 +84,12 @@ def on_both_loops(test: Callable[[], Awaitable[None]]) -> Callable[[str], None]:
     return run
 
 
+def _chat(client: openai.AsyncOpenAI) -> ChatHTTP:
+    chat = ChatHTTP.for_client(client)
+    assert chat is not None
+    return chat
+
+
 async def _streams(chat: ChatHTTP, n: int) -> None:
     for _ in range(n):
         (chunk,) = [c async for c in chat.stream({"model": "m", "stream": True})]
@@ -95,7 +101,7 @@ async def test_connections_are_kept_alive_and_reused() -> None:
     requests: list[bytes] = []
     endpoint = Endpoint(keep_alive(requests))
     async with endpoint as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk-test"))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk-test"))
         await _streams(chat, 5)
         await asyncio.gather(*(_streams(chat, 2) for _ in range(3)))  # three at once: three connections
         await chat.aclose()
@@ -115,7 +121,7 @@ async def test_a_connection_the_server_dropped_while_idle_is_tried_once_more_on_
     requests: list[bytes] = []
     endpoint = Endpoint(keep_alive(requests, close_after=True))
     async with endpoint as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
         await _streams(chat, 1)
         await asyncio.sleep(0.05)  # the server's close arrives while the connection is idle
         await _streams(chat, 3)
@@ -133,7 +139,7 @@ async def test_a_kept_connection_closed_unanswered_as_the_request_goes_out_is_tr
 
     endpoint = Endpoint(once)
     async with endpoint as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
         await _streams(chat, 3)
         await chat.aclose()
     assert len(requests) == 3 and endpoint.connections == 3  # each reused connection failed, then a new one
@@ -149,7 +155,7 @@ async def test_a_body_cut_short_is_a_connection_error_and_the_connection_is_drop
         await writer.drain()
 
     async with Endpoint(cut) as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
         with pytest.raises(openai.APIConnectionError, match="closed the connection before the answer ended"):
             await _streams(chat, 1)
         assert chat._lean is not None and not chat._lean._idle and not chat._lean._busy
@@ -163,7 +169,7 @@ async def test_a_silent_server_times_out_between_reads() -> None:
         await asyncio.sleep(5)
 
     async with Endpoint(silent) as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0, timeout=0.2))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0, timeout=0.2))
         with pytest.raises(openai.APITimeoutError):
             await _streams(chat, 1)
         await chat.aclose()
@@ -187,7 +193,7 @@ async def test_a_chunked_body_is_read_line_by_line_across_chunks() -> None:
 
     endpoint = Endpoint(chunked)
     async with endpoint as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
         await _streams(chat, 1)
         assert chat._lean is not None and len(chat._lean._idle) == 1
         await chat.aclose()
@@ -211,7 +217,7 @@ async def _until_close(version: bytes) -> None:
 
     endpoint = Endpoint(until_close)
     async with endpoint as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
         await _streams(chat, 2)
         assert chat._lean is not None and not chat._lean._idle  # not kept: the server closed it
         await chat.aclose()
@@ -222,7 +228,7 @@ async def _until_close(version: bytes) -> None:
 async def test_leaving_a_stream_early_closes_its_connection() -> None:
     requests: list[bytes] = []
     async with Endpoint(keep_alive(requests)) as url:
-        chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk"))
+        chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk"))
         stream = chat.stream({"model": "m", "stream": True})
         assert await anext(stream) == CHUNK
         await stream.aclose()  # the rest unread: the connection cannot serve another request
@@ -239,17 +245,6 @@ def test_it_applies_only_where_it_can() -> None:
     assert LeanHTTP.for_url("http://host/v1", {"X-Name": "名字"}, **options) is None
 
 
-async def test_with_a_proxy_the_request_goes_over_aiohttp(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
-    monkeypatch.delenv("NO_PROXY", raising=False)
-    monkeypatch.delenv("no_proxy", raising=False)
-    chat = ChatHTTP(openai.AsyncOpenAI(base_url="http://example.invalid/v1", api_key="sk", max_retries=0))
-    with pytest.raises(openai.APIConnectionError):  # the proxy's port is closed
-        await _streams(chat, 1)
-    assert chat._lean is None and chat._session is not None
-    await chat.aclose()
-
-
 async def test_https_checks_the_servers_certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make_certs(tmp_path)
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -260,12 +255,12 @@ async def test_https_checks_the_servers_certificate(tmp_path: Path, monkeypatch:
         for trusted in (False, True):  # certifi's bundle does not know the test's authority; then it does
             if trusted:
                 monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.crt"))
-            chat = ChatHTTP(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
+            chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk", max_retries=0))
             if trusted:
                 await _streams(chat, 3)
             else:
                 with pytest.raises(openai.APIConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
                     await _streams(chat, 1)
-            assert chat._lean is not None and chat._session is None  # over the lean transport, with TLS
+            assert chat._lean is not None  # over the lean transport, with TLS
             await chat.aclose()
     assert len(requests) == 3 and endpoint.connections == 1  # the refused handshake never got that far

