@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import re
 
-import jieba
-
+from brain.search import segmenter
 from brain.search.analysis import HAN, terms
 
 __all__ = ["faithful", "points_back"]
@@ -73,7 +72,7 @@ def _chinese(text: str) -> bool:
     if any(p in (text if short else _lead(text, _CLAUSE)) for p in _PRONOUNS_ZH):
         return True
     scope = text if short else _lead(text, _SENTENCE)
-    return bool(set(jieba.lcut(scope)) & _DEMONSTRATIVES_ZH) or bool(_CONTINUES_ZH.search(text))
+    return bool(set(segmenter.words(scope)) & _DEMONSTRATIVES_ZH) or bool(_CONTINUES_ZH.search(text))
 
 
 def points_back(text: str) -> bool:

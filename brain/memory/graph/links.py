@@ -12,9 +12,8 @@ import asyncio
 import re
 from collections.abc import Sequence
 
-import jieba
-
 from brain.memory.graph.store import GraphMemory
+from brain.search import segmenter
 from brain.search.analysis import HAN
 from brain.settings import GraphSettings
 
@@ -30,7 +29,7 @@ def query_names(query: str) -> list[str]:
     words = _WORD.findall(query)
     names = [" ".join(words[i : i + n]) for n in (1, 2, 3) for i in range(len(words) - n + 1)]
     for run in HAN.findall(query):
-        names += [w for w in jieba.cut_for_search(run) if len(w) > 1]
+        names += [w for w in segmenter.search_words(run) if len(w) > 1]
     return list(dict.fromkeys(names))[:_MOST]
 
 

