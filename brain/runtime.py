@@ -120,6 +120,11 @@ async def open_runtime(
             connection = await RedisConnection.open(settings)
             stack.push_async_callback(connection.aclose)
             backend = RedisBackend.for_settings(connection.client, settings, name=connection.masked_url)
+        local_embedder = None
+        if backend is not None and not settings.llm.embedding_model and local_embedder_available(settings):
+            # work that calls its model will embed: the engine loads on its thread while the model starts
+            local_embedder = LocalEmbedder(preload=not defer_model)
+            stack.callback(local_embedder.close)
         wanted = llm is None or (memory_llm is None and settings.llms)
         # None where an endpoint answers, or no model is installed
         embedded = local_model_for(settings) if wanted else None
@@ -144,9 +149,7 @@ async def open_runtime(
                 named[name] = await models.llm(config, defer_model)
         embed: Embed | None = llm.embed if settings.llm.embedding_model else None
         embedder, fusion = settings.llm.embedding_model, None
-        if embed is None and backend is not None and local_embedder_available(settings):
-            local_embedder = LocalEmbedder()
-            stack.callback(local_embedder.close)
+        if local_embedder is not None:
             embed, embedder, fusion = local_embedder.embed, local_embedder.name, LOCAL_FUSION
         yield Runtime(
             settings=settings,

