@@ -74,6 +74,9 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(3, ge=0, le=10)
     temperature: float | None = Field(None, ge=0, le=2)
     max_tokens: int | None = Field(None, gt=0)
+    max_text_tokens: int | None = Field(
+        None, gt=0, description="cap on a plain-text reply (no JSON asked, no tools); null: max_tokens"
+    )
     context_window: int = Field(
         CONTEXT_WINDOW_FALLBACK,
         ge=512,
@@ -281,6 +284,9 @@ class LocalSettings(BaseModel):
     parallel: int = Field(4, ge=1, le=64, description="replies the local model writes at once")
     threads: int | None = Field(None, ge=1, le=1_024, description="CPU threads; null = all cores")
     max_tokens: int = Field(1_536, ge=16, description="cap on a local reply")
+    # past a few hundred tokens the tiny model's prose loops, and every later turn of the chat reads it again
+    # (~300 tokens a second on 2 cores): the next day's first answer waited seconds on a looping reply
+    max_text_tokens: int = Field(512, ge=16, description="cap on a local plain-text reply")
 
 
 def _default_home() -> Path:

@@ -198,6 +198,7 @@ class LocalModel:
                 "model": self.name,
                 "context_window": self.settings.context_window,
                 "max_tokens": base.max_tokens or self.settings.max_tokens,
+                "max_text_tokens": base.max_text_tokens or self.settings.max_text_tokens,
                 "structured_output": "json_schema",
                 "tool_calls": "json",
                 "json_max_chars": base.json_max_chars or 120,  # a tiny model loops: bound what it writes

@@ -136,6 +136,7 @@ class OpenAILLM:
         max_tokens: int | None,
         temperature: float | None,
         tool_choice: ToolChoice,
+        json_reply: bool = False,
     ) -> dict[str, Any]:
         if not messages:
             raise LLMError("a chat completion needs at least one message")
@@ -149,7 +150,9 @@ class OpenAILLM:
             if tool_choice != "auto":
                 request["tool_choice"] = tool_choice
         request["messages"] = [m.to_openai() for m in messages]
-        max_tokens = max_tokens if max_tokens is not None else self._settings.max_tokens
+        if max_tokens is None:  # a plain-text reply (no JSON asked, no tools) may have a cap of its own
+            plain = self._settings.max_text_tokens if not tools and not json_reply else None
+            max_tokens = plain if plain is not None else self._settings.max_tokens
         if max_tokens is not None:
             request["max_tokens"] = max_tokens
         temperature = temperature if temperature is not None else self._settings.temperature
@@ -192,7 +195,8 @@ class OpenAILLM:
         tool_choice: ToolChoice = "auto",
     ) -> Completion:
         """The whole reply, within `llm.timeout` (retries included)."""
-        request = self._request(messages, tools, max_tokens, temperature, tool_choice)
+        json_reply = json_schema is not None
+        request = self._request(messages, tools, max_tokens, temperature, tool_choice, json_reply)
         if json_schema is not None and self._json_tools(messages, tools):
             raise LLMError("a request cannot ask for both a JSON reply and tool calls written as JSON")
         started = time.perf_counter()

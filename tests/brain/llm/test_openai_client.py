@@ -72,6 +72,21 @@ async def test_completion_records_server_usage_and_sends_the_prompt(
     assert openai_server.requests[0].headers["authorization"] == "Bearer sk-test-SECRET"
 
 
+async def test_a_plain_text_reply_has_its_own_cap(openai_server: ScriptedOpenAIServer) -> None:
+    schema = JsonSchema(name="fact", shape={"type": "object", "properties": {"a": {"type": "string"}}})
+    tool = ToolSpec(name="note", description="Note it.", parameters={"type": "object", "properties": {}})
+    openai_server.script(*[Chat("ok")] * 4, Chat('{"a": "b"}'), Chat(None, tool_calls=(("note", {}),)))
+    async with gateway(openai_server, max_tokens=900, max_text_tokens=300) as llm:
+        await llm.complete(USER)
+        [_ async for _ in llm.stream(USER)]
+        await llm.complete(USER, max_tokens=40)  # a call's own cap wins
+        [_ async for _ in llm.stream(USER, max_tokens=40)]
+        await llm.complete(USER, json_schema=schema)
+        await llm.complete(USER, tools=[tool])
+    caps = [request.body.get("max_tokens") for request in openai_server.chat_requests()]
+    assert caps == [300, 300, 40, 40, 900, 900]  # JSON and tool replies keep max_tokens
+
+
 async def test_usage_counted_locally_when_server_sends_none(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.script(Chat("four words of reply", usage=None))
     async with gateway(openai_server) as llm:

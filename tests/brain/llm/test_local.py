@@ -1,14 +1,17 @@
-"""`LocalEmbedder`: its engine loads on the worker thread at the first `embed`, and a failed load is said as
-the embedder's (`LLMError`). The real engine's vectors are `tests/roles/test_local_model.py`'s."""
+"""`LocalEmbedder`: its engine loads on the worker thread at the first `embed` (or ahead, when asked), and a
+failed load is said as the embedder's (`LLMError`); and what `LocalModel` sets for the client that calls it.
+The real engine's vectors and the real model are `tests/roles/test_local_model.py`'s."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
 from brain.errors import LLMError
-from brain.llm.local import LocalEmbedder
+from brain.llm.local import LocalEmbedder, LocalModel
+from brain.settings import LLMSettings, LocalSettings
 
 
 async def test_the_engine_loads_at_the_first_embed_and_a_failed_load_is_an_llm_error(
@@ -44,3 +47,11 @@ def test_the_engine_is_loaded_ahead_only_when_asked(preload: bool) -> None:
         assert (embedder._model is not None) is preload
     finally:
         embedder.close()
+
+
+def test_the_embedded_models_settings_cap_plain_text_replies_apart() -> None:
+    model = LocalModel(Path("/models/SmolLM2-135M-Instruct.Q4_K_M.gguf"), LocalSettings())
+    pointed = model.llm_settings(LLMSettings())
+    assert (pointed.max_tokens, pointed.max_text_tokens) == (1_536, 512)
+    own = model.llm_settings(LLMSettings(max_tokens=2_000, max_text_tokens=100))  # configured: kept
+    assert (own.max_tokens, own.max_text_tokens) == (2_000, 100)
