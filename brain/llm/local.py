@@ -227,6 +227,11 @@ class LocalEmbedder:
         if preload:
             self._pool.submit(self._preload)
 
+    @property
+    def dim(self) -> int:
+        """The vectors' size (a blocking call: it waits for the engine to load, on the worker thread)."""
+        return self._pool.submit(lambda: int(self._engine().dim)).result()
+
     def _preload(self) -> None:
         with contextlib.suppress(LLMError):  # said by the first `embed`, which tries again
             self._engine()

@@ -45,6 +45,7 @@ def test_the_engine_is_loaded_ahead_only_when_asked(preload: bool) -> None:
     try:
         embedder._pool.submit(lambda: None).result(timeout=60)  # after the preload, if any
         assert (embedder._model is not None) is preload
+        assert embedder.dim == 384  # loaded now in any case
     finally:
         embedder.close()
 
