@@ -31,6 +31,7 @@ import httpx2
 import openai
 from pydantic_core import PydanticSerializationError, to_json
 
+from brain.llm.endpoint import plain_local
 from brain.llm.lean_http import LeanHTTP, LeanResponse
 from brain.llm.retries import retry_delay, should_retry
 
@@ -65,12 +66,13 @@ class ChatHTTP:
     def for_client(cls, client: openai.AsyncOpenAI) -> ChatHTTP | None:
         """Chat requests as `client` sends them, or None where the lean transport does not apply (see
         `LeanHTTP.applies`) or the environment names a proxy for the endpoint (`HTTPS_PROXY`,
-        `HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`, as httpx reads them): the SDK's client then sends
-        them, through the proxy."""
+        `HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`, as httpx reads them; never for plain HTTP on this
+        machine, `brain.llm.endpoint.plain_local`): the SDK's client then sends them, through the proxy."""
         url = str(client.base_url).rstrip("/") + "/chat/completions"
         headers = {**client.default_headers, **client.auth_headers}
         kept = {k: v for k, v in headers.items() if isinstance(v, str)}
-        if _env_proxy(url) is not None or not LeanHTTP.applies(url, kept):
+        proxied = _env_proxy(url) is not None and not plain_local(url)
+        if proxied or not LeanHTTP.applies(url, kept):
             return None
         return cls(url, kept, client)
 

@@ -17,7 +17,7 @@ from brain.llm.wire import MalformedReply
 from brain.logs import redact
 from brain.settings import LLMSettings
 
-__all__ = ["FAILURES", "as_llm_error", "create_openai_client", "is_overflow"]
+__all__ = ["FAILURES", "as_llm_error", "create_openai_client", "is_overflow", "plain_local"]
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -45,15 +45,25 @@ def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
         base_url=settings.base_url,
         timeout=settings.timeout,
         max_retries=settings.max_retries,
-        http_client=openai.DefaultAsyncHttpxClient(verify=False) if _plain_local(settings) else None,
+        http_client=_direct() if _plain_local(settings) else None,
     )
 
 
+def _direct() -> openai.DefaultAsyncHttpxClient:
+    return openai.DefaultAsyncHttpxClient(verify=False, trust_env=False)
+
+
+def plain_local(url: str) -> bool:
+    """Whether `url` is plain HTTP on this machine (the embedded model, Ollama). Its client loads no
+    certificate authorities, since no TLS is spoken (~30 ms a client, at every start). It uses no proxy:
+    one the environment names (`HTTP_PROXY`) serves the network and cannot reach this machine's loopback,
+    so the embedded model did not answer where one was set. Pure."""
+    parts = urlsplit(url)
+    return parts.scheme == "http" and parts.hostname in _LOOPBACK
+
+
 def _plain_local(settings: LLMSettings) -> bool:
-    """Whether the endpoint is plain HTTP on this machine (the embedded model, Ollama): no TLS is spoken, so
-    its client loads no certificate authorities (~30 ms a client, at every start). Pure."""
-    url = urlsplit(settings.base_url or "")
-    return url.scheme == "http" and url.hostname in _LOOPBACK
+    return plain_local(settings.base_url or "")
 
 
 def as_llm_error(model: str, exc: Exception, secrets: Sequence[str]) -> LLMError:

@@ -15,7 +15,7 @@ from brain.llm.chat_http import ChatHTTP, read_events
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import ChatMessage, TextDelta
 from brain.settings import LLMSettings
-from tests.support.openai_server import Chat, Fault, ScriptedOpenAIServer
+from tests.support.openai_server import Chat, Embeddings, Fault, ScriptedOpenAIServer
 
 
 async def _lines(*lines: str) -> AsyncIterator[str]:
@@ -92,7 +92,8 @@ async def test_an_injected_client_is_used_for_chat_too(openai_server: ScriptedOp
 class _Proxy:
     """A forward HTTP proxy on loopback: each request (absolute-form, as a client sends it to a proxy) is
     sent on to its server over a new connection, and the whole answer sent back, the connection closed
-    after it; the request lines are kept."""
+    after it; the request lines are kept. Every host it is asked for is this machine (so a test endpoint can
+    have a name that is not a loopback one, which no proxy is used for)."""
 
     def __init__(self) -> None:
         self.lines: list[bytes] = []
@@ -107,7 +108,7 @@ class _Proxy:
             length = sum(int(f.split(b":")[1]) for f in fields if f.lower().startswith(b"content-length:"))
             body = await reader.readexactly(length)
             kept = [f for f in fields if not f.lower().startswith((b"connection:", b"proxy-connection:"))]
-            upstream_reader, upstream = await asyncio.open_connection(url.hostname, url.port)
+            upstream_reader, upstream = await asyncio.open_connection("127.0.0.1", url.port)
             path = (url.path + (f"?{url.query}" if url.query else "")).encode()
             upstream.write(b"\r\n".join([b" ".join([method, path, version]), *kept, b"Connection: close"]))
             upstream.write(b"\r\n\r\n" + body)
@@ -129,7 +130,8 @@ async def test_through_a_proxy_the_sdk_sends_the_chat(
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}")
     for name in ("NO_PROXY", "no_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
-    settings = LLMSettings(base_url=openai_server.url, api_key="sk", model="m", max_retries=0)
+    named = openai_server.url.replace("127.0.0.1", "endpoint.invalid")  # resolved by the proxy only
+    settings = LLMSettings(base_url=named, api_key="sk", model="m", max_retries=0)
     openai_server.script(Chat(content="through the proxy"), Chat(content="streamed through it"))
     try:
         async with OpenAILLM.from_settings(settings) as llm:
@@ -144,10 +146,29 @@ async def test_through_a_proxy_the_sdk_sends_the_chat(
         server.close()
         await server.wait_closed()
     assert answer.content == "through the proxy" and "".join(streamed) == "streamed through it"
-    assert proxy.lines == [f"POST {openai_server.url}/chat/completions HTTP/1.1".encode()] * 2
+    assert proxy.lines == [f"POST {named}/chat/completions HTTP/1.1".encode()] * 2
     assert len(openai_server.chat_requests()) == 2
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")  # the endpoint is left out of the proxy: the lean path
-    assert ChatHTTP.for_client(openai.AsyncOpenAI(base_url=openai_server.url, api_key="sk")) is not None
+    monkeypatch.setenv("NO_PROXY", "endpoint.invalid")  # the endpoint is left out of the proxy: the lean path
+    assert ChatHTTP.for_client(openai.AsyncOpenAI(base_url=named, api_key="sk")) is not None
+
+
+async def test_plain_http_on_this_machine_is_never_proxied(
+    openai_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a proxy for the network (here a closed port) cannot reach this machine's loopback: the embedded
+    # model, or Ollama, must be reached directly, by chat completions and by the SDK's other calls alike
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    settings = LLMSettings(
+        base_url=openai_server.url, api_key="sk", model="m", max_retries=0, embedding_model="e"
+    )
+    openai_server.script(Chat(content="direct"), Embeddings(((0.5, 0.5),)))
+    async with OpenAILLM.from_settings(settings) as llm:
+        assert llm._chat is not None
+        assert (await llm.complete([ChatMessage(role="user", content="hi")])).content == "direct"
+        assert await llm.embed(["hi"]) == [[0.5, 0.5]]
 
 
 class _KeepAlive:
