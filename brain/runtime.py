@@ -121,7 +121,7 @@ async def open_runtime(
             stack.push_async_callback(connection.aclose)
             backend = RedisBackend.for_settings(connection.client, settings, name=connection.masked_url)
         local_embedder = None
-        if backend is not None and not settings.llm.embedding_model and local_embedder_available(settings):
+        if backend is not None and local_embedder_available(settings):  # no llm.embedding_model, installed
             # work that calls its model will embed: the engine loads on its thread while the model starts
             local_embedder = LocalEmbedder(preload=not defer_model)
             stack.callback(local_embedder.close)

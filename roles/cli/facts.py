@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import signal
 import sys
-from datetime import UTC, datetime
 
 from brain import telemetry
 from brain.backends.redis import RedisBackend, RedisConnection
@@ -19,14 +18,11 @@ from brain.settings import Settings
 from roles.cli.archive import sweep_periodically
 from roles.cli.progress import progress_to
 from roles.cli.retention import retain_periodically
+from roles.cli.shown import shown_date
 from roles.fact_worker import FactWorker
 from roles.service import as_of_time as when
 
 __all__ = ["fact_command", "worker_command"]
-
-
-def _date(ts: float | None) -> str:
-    return "-" if ts is None else datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
 
 async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -50,7 +46,7 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
                 found = await facts.all(args.user, current_only=not args.all and as_of is None)
                 found = [f for f in found if as_of is None or f.true_at(as_of)]
             for fact in found:
-                state = "" if fact.current else f" (retired {_date(fact.expired_at)})"
+                state = "" if fact.current else f" (retired {shown_date(fact.expired_at)})"
                 key = f" {fact.key}:" if fact.key else ""
                 print(f"{fact.id}  [{fact.category}]{key} {fact.text}{state}")
             print(f"{len(found)} fact(s)", file=sys.stderr)
@@ -64,7 +60,7 @@ async def fact_command(settings: Settings, args: argparse.Namespace) -> int:
                 by = f" by {e.actor}" if e.actor else ""
                 why = f" ({e.reason})" if e.reason else ""
                 what = "relation " if e.subject == "relation" else ""
-                print(f"{e.id}  {_date(e.at)}  {e.event:<8} {what}{e.fact_id}  {change}{by}{why}")
+                print(f"{e.id}  {shown_date(e.at)}  {e.event:<8} {what}{e.fact_id}  {change}{by}{why}")
         else:
             event = await runtime.tiers.rollback(args.user, args.event, actor="cli")
             what = "a relation" if event.subject == "relation" else "a fact"
@@ -125,7 +121,7 @@ async def _queue_command(settings: Settings, args: argparse.Namespace) -> int:
         print(f"dead letters: {dead}" + (" (brain worker retry --all queues them again)" if dead else ""))
         for letter in await queue.parked(max(args.limit, 0)):
             print(
-                f"{letter.id}  {_date(letter.at)}  user {letter.user_id!r} chat {letter.chat_id!r}  "
+                f"{letter.id}  {shown_date(letter.at)}  user {letter.user_id!r} chat {letter.chat_id!r}  "
                 f"turns up to {letter.upto}  {letter.attempts} tries  {_line(letter.reason)}"
             )
     return 0

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
 
 from brain.runtime import open_runtime
 from brain.settings import Settings
+from roles.cli.shown import shown_date
 
 __all__ = ["keys_command"]
-
-
-def _date(ts: float | None) -> str:
-    return "-" if ts is None else datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
 
 async def keys_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -29,12 +25,14 @@ async def keys_command(settings: Settings, args: argparse.Namespace) -> int:
         elif args.keys_command == "list":
             found = await keys.list(args.user)
             for key in found:
-                state = "active" if key.active else f"revoked {_date(key.revoked_at)}"
+                state = "active" if key.active else f"revoked {shown_date(key.revoked_at)}"
                 agent = f" agent={key.agent}" if key.agent else ""
                 note = f" ({key.name})" if key.name else ""
-                print(f"{key.id}  user={key.user}{agent}  created {_date(key.created_at)}  {state}{note}")
+                print(
+                    f"{key.id}  user={key.user}{agent}  created {shown_date(key.created_at)}  {state}{note}"
+                )
             print(f"{len(found)} key(s)", file=sys.stderr)
         else:
             key = await keys.revoke(args.id)
-            print(f"revoked {key.id} (user {key.user!r}) on {_date(key.revoked_at)}")
+            print(f"revoked {key.id} (user {key.user!r}) on {shown_date(key.revoked_at)}")
     return 0
