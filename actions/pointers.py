@@ -42,23 +42,24 @@ _SHORT_WORDS, _SHORT_CHARS = 8, 12  # a message this short is read whole
 _GREETING = re.compile(r"\b(?:hi|hello|hey|hiya|howdy|thanks|thank you)\s+there\b", re.I)  # not a place
 
 
-def _size(text: str) -> int:
-    """Words in `text`, two Chinese characters counting as one."""
-    return sum(map(len, HAN.findall(text))) // 2 + len(_WORD.findall(HAN.sub(" ", text)))
-
-
 def _lead(text: str, parts: re.Pattern[str], size: int = 3) -> str:
-    """The first clause (or sentence) of `text`, with the next ones while it has fewer than `size` words."""
-    lead = ""
+    """The first clause (or sentence) of `text`, with the next ones while it has fewer than `size` words
+    (two Chinese characters counting as one). Each part is counted once: no word spans two."""
+    lead, han, words = "", 0, 0
     for part in parts.split(text):
         lead = f"{lead} {part}".strip()
-        if _size(lead) >= size:
+        if HAN.search(part):
+            han += sum(map(len, HAN.findall(part)))
+            part = HAN.sub(" ", part)
+        words += len(_WORD.findall(part))
+        if han // 2 + words >= size:
             break
     return lead
 
 
 def _english(text: str) -> bool:
-    text = _GREETING.sub(",", text)
+    if "there" in text.lower():
+        text = _GREETING.sub(",", text)
     words = [w.lower() for w in _WORD.findall(text)]
     if not _POINTERS.intersection(words):
         return bool(_CONTINUES.search(text))
@@ -74,7 +75,10 @@ def _chinese(text: str) -> bool:
     if any(p in (text if short else _lead(text, _CLAUSE)) for p in _PRONOUNS_ZH):
         return True
     scope = text if short else _lead(text, _SENTENCE)
-    return bool(set(segmenter.words(scope)) & _DEMONSTRATIVES_ZH) or bool(_CONTINUES_ZH.search(text))
+    # segmented only when a demonstrative is in it at all (a word of the segmentation is a substring)
+    if any(word in scope for word in _DEMONSTRATIVES_ZH) and set(segmenter.words(scope)) & _DEMONSTRATIVES_ZH:
+        return True
+    return bool(_CONTINUES_ZH.search(text))
 
 
 def points_back(text: str) -> bool:

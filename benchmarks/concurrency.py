@@ -6,10 +6,10 @@ stored turn holding another user's marker is "foreign"; a reply or stored turn t
 time over turns: Python, redis-py, the event loop; the Redis server runs in its own process). Three
 repeats, medians reported; then a single chat alone, turn after turn. Prints a table, then one JSON line.
 
-Each user has no facts unless `--facts N` gives every user N facts first (some about the question), so the
-turns search them and show the best in the prompt. `--settled` sets the garbage collector as `brain serve`
-does (`roles.http.server.settle_heap`). `--users`,
-`--turns`, `--repeats` and `--solo` make a reduced run (to profile: `python -m cProfile -s
+`--language zh` asks in Chinese. Each user has no facts unless `--facts N` gives every user N facts first
+(some about the question), so the turns search them and show the best in the prompt. `--settled` sets the
+garbage collector as `brain serve` does (`roles.http.server.settle_heap`). `--users`, `--turns`,
+`--repeats` and `--solo` make a reduced run (to profile: `python -m cProfile -s
 cumtime benchmarks/concurrency.py --users 50 --turns 10 --repeats 1`).
 """
 
@@ -55,6 +55,11 @@ FACTS = (
     "Has a dog called Rex",
 )
 """What `--facts` gives each user (cycled, numbered): three of them about the benchmark's question."""
+QUESTIONS = {
+    "en": "{marker} turn {turn}: what should I pack for Oslo in May?",
+    "zh": "{marker} 第{turn}轮：五月份我要去奥斯陆开会，应该带些什么衣服？",
+}
+"""Each turn's question by `--language`, with the user's marker and the turn's number."""
 TRIPS: Counter[str] = Counter()
 """Commands sent to Redis by name ('pipeline' for a pipeline's), and the script calls among them by name."""
 
@@ -125,14 +130,18 @@ class EchoLLM:
 
 
 async def one_user(
-    assistant: Assistant, user: str, marker: str, chat: str, latencies: list[float], turns: int
+    assistant: Assistant,
+    user: str,
+    marker: str,
+    chat: str,
+    latencies: list[float],
+    turns: int,
+    question: str = QUESTIONS["en"],
 ) -> list[str]:
     replies = []
     for turn in range(turns):
         started = time.perf_counter()
-        replies.append(
-            await assistant.chat(user, chat, f"{marker} turn {turn}: what should I pack for Oslo in May?")
-        )
+        replies.append(await assistant.chat(user, chat, question.format(marker=marker, turn=turn)))
         latencies.append(time.perf_counter() - started)
     return replies
 
@@ -176,14 +185,16 @@ def collections_timed() -> Iterator[list[float]]:
         gc.callbacks.remove(timed)
 
 
-async def run(assistant: Assistant, rep: int, users: int, turns: int) -> dict[str, float]:
+async def run(
+    assistant: Assistant, rep: int, users: int, turns: int, question: str = QUESTIONS["en"]
+) -> dict[str, float]:
     chat, latencies = f"run-{rep}", list[float]()
     TRIPS.clear()
     cpu, wall = time.process_time(), time.perf_counter()
     with collections_timed() as collector:
         replies = await asyncio.gather(
             *(
-                one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies, turns)
+                one_user(assistant, f"user-{u}", f"<U{u}R{rep}>", chat, latencies, turns, question)
                 for u in range(users)
             ),
             return_exceptions=True,
@@ -230,13 +241,22 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--solo", type=int, default=SOLO, help="turns of the chat alone (%(default)s)")
     parser.add_argument("--facts", type=int, default=0, help="facts each user has (default %(default)s)")
     parser.add_argument(
+        "--language", choices=sorted(QUESTIONS), default="en", help="the users' language (%(default)s)"
+    )
+    parser.add_argument(
         "--settled", action="store_true", help="the garbage collector as `brain serve` sets it (settle_heap)"
     )
     return parser.parse_args(argv)
 
 
 async def main(
-    users: int, turns: int, repeats: int, solo: int, settled: bool = False, facts: int = 0
+    users: int,
+    turns: int,
+    repeats: int,
+    solo: int,
+    settled: bool = False,
+    facts: int = 0,
+    language: str = "en",
 ) -> None:
     count_round_trips()
     with local_redis() as (url, server):
@@ -246,17 +266,19 @@ async def main(
         async with open_runtime(settings, llm=EchoLLM()) as runtime:
             assistant = Assistant.for_runtime(runtime)
             await seed_facts(runtime, users, facts)
-            await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [], turns)
+            question = QUESTIONS[language]
+            await one_user(assistant, "warm-up", "<U0R0>", "warm-up", [], turns, question)
             if settled:  # imported only then: a library's host need not load the HTTP server's modules
                 from roles.http.server import settle_heap
 
                 settle_heap()
-            runs = [await run(assistant, rep + 1, users, turns) for rep in range(repeats)]
+            runs = [await run(assistant, rep + 1, users, turns, question) for rep in range(repeats)]
             solo_rate, solo_cpu = await single_chat(assistant, solo)
             busy = assistant.busy_chats
     gc = "as `brain serve` settles it" if settled else "Python's defaults"
     print(
-        f"server: {server}; one Assistant, {users} users x {turns} turns at once, {facts} facts each, "
+        f"server: {server}; one Assistant, {users} users x {turns} turns at once ({language}), "
+        f"{facts} facts each, "
         "zero-latency model"
     )
     print(f"garbage collector: {gc}")
@@ -281,6 +303,7 @@ async def main(
             {
                 "users": users,
                 "facts": facts,
+                "language": language,
                 "settled": settled,
                 "turns": users * turns,
                 "foreign": sum(int(r["foreign"]) for r in runs),

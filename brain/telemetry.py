@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -179,9 +179,14 @@ class TracedScript:
         self._script = script
         self.name = name
 
-    async def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Any:
+    def __call__(self, keys: Any = None, args: Any = None, client: Any = None) -> Awaitable[Any]:
+        """The script's call, to await. With telemetry off, the script's own (no frame of this one's
+        resumed on every call: a turn makes several)."""
         if _on is None:
-            return await self._script(keys=keys, args=args, client=client)
+            return self._script(keys=keys, args=args, client=client)  # type: ignore[no-any-return]
+        return self._traced(_on, keys, args, client)
+
+    async def _traced(self, on: Any, keys: Any, args: Any, client: Any) -> Any:
         attributes = {"db.system.name": "redis", "db.operation.name": "EVALSHA", "brain.script": self.name}
-        with _span(_on, f"redis.script {self.name}", attributes):
+        with _span(on, f"redis.script {self.name}", attributes):
             return await self._script(keys=keys, args=args, client=client)

@@ -30,6 +30,9 @@ def answer_id(message_id: str) -> str:
     return f"{message_id}:answer"
 
 
+_NOTHING = Usage(prompt_tokens=0, completion_tokens=0)  # frozen: every turn's until it spends
+
+
 @dataclass
 class Turn:
     """One call's state: whose memory, what to answer, and the reply as it is produced."""
@@ -42,7 +45,7 @@ class Turn:
     pieces: list[str] = field(default_factory=list)
     trail: list[ChatMessage] = field(default_factory=list)  # the turn's tool rounds (block memory keeps them)
     calls: int = 0
-    usage: Usage = field(default_factory=lambda: Usage(prompt_tokens=0, completion_tokens=0))
+    usage: Usage = _NOTHING
 
     @property
     def query(self) -> str:

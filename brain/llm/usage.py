@@ -37,6 +37,16 @@ class Usage(BaseModel):
 
     def __add__(self, other: Usage) -> Usage:
         """Tokens of both (counted locally when either was)."""
+        if (
+            not (other.prompt_tokens or other.completion_tokens)
+            and other.counted_locally <= self.counted_locally
+        ):
+            return self  # frozen: adding nothing gives the same value
+        if (
+            not (self.prompt_tokens or self.completion_tokens)
+            and self.counted_locally <= other.counted_locally
+        ):
+            return other
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,

@@ -248,11 +248,11 @@ class BrainMemory(BaseModel):
 
     def add_talk(self, msg: Message) -> None:
         """Add the user's message to history."""
-        self.add_history(_message(msg).model_copy(update={"role": "user"}))
+        self.add_history(_with_role(msg, "user"))
 
     def add_answer(self, msg: Message) -> None:
         """Add the assistant's answer; a popped last_talk is cleared when this commits."""
-        self.add_history(_message(msg).model_copy(update={"role": "assistant"}))
+        self.add_history(_with_role(msg, "assistant"))
         self._s.answered = True
 
     def add_history(self, msg: Message) -> None:
@@ -472,3 +472,9 @@ def _message(value: Any) -> Message:
     if not isinstance(value, Message):
         raise InputError(f"expected a brain Message, got {type(value).__name__}")
     return value
+
+
+def _with_role(value: Any, role: str) -> Message:
+    """The message with `role` (itself when it has it: messages are frozen)."""
+    message = _message(value)
+    return message if message.role == role else message.model_copy(update={"role": role})

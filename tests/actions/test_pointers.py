@@ -36,3 +36,23 @@ def test_what_points_back(text: str) -> None:
 )
 def test_what_does_not(text: str) -> None:
     assert not points_back(text)
+
+
+def test_chinese_is_segmented_only_when_a_demonstrative_is_in_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segmenting (jieba, pure Python) cost a Chinese turn more than the rest of its memory work; a text
+    holding none of the demonstratives cannot have one among its words."""
+    from actions import pointers
+    from brain.search import segmenter
+
+    segmented: list[str] = []
+    words = segmenter.words
+
+    def counted(text: str) -> list[str]:
+        segmented.append(text)
+        return words(text)
+
+    monkeypatch.setattr(segmenter, "words", counted)
+    assert not pointers.points_back("我们明天早上坐火车去杭州，然后在西湖边的餐厅吃午饭，很好吃")
+    assert segmented == []
+    assert pointers.points_back("我们明天早上坐火车去杭州，然后在西湖边的餐厅吃午饭，那里很贵")
+    assert segmented == ["我们明天早上坐火车去杭州，然后在西湖边的餐厅吃午饭，那里很贵"]

@@ -145,9 +145,11 @@ class RedisMemoryStore:
         if not raw_meta:
             return StoredState(exists=False, epoch=epoch)
         meta = parse_meta(keys, raw_meta, int(length), talk or None)
-        gone = {int(h) for h in hidden}
-        turns = [t for t in parse_turns(keys.turns, window, int(start)) if t.seq not in gone]
-        records = parse(KNOWLEDGE, keys.knowledge, knowledge)
+        turns = parse_turns(keys.turns, window, int(start))
+        if hidden:
+            gone = {int(h) for h in hidden}
+            turns = [t for t in turns if t.seq not in gone]
+        records = parse(KNOWLEDGE, keys.knowledge, knowledge) if knowledge else ()
         return StoredState(
             exists=True, meta=meta, window=tuple(turns), knowledge=tuple(r.msg for r in records), epoch=epoch
         )

@@ -8,7 +8,7 @@ of 32 hex digits are packed in the ids hash (`brain.backends.redis.conversation_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
@@ -26,6 +26,7 @@ __all__ = [
     "KnowledgeRecord",
     "bucket_seq",
     "knowledge_record",
+    "message_json",
     "packed_id",
     "parse",
     "parse_meta",
@@ -75,16 +76,34 @@ def bucket_seq(bucket: bytes | None, packed: bytes) -> int | None:
     return None
 
 
+_DEFAULTS = tuple(
+    (name, info.default)
+    for name, info in Message.model_fields.items()
+    if not info.is_required() and info.default_factory is None
+)
+_EMPTY = tuple(name for name, info in Message.model_fields.items() if info.default_factory in (dict, list))
+
+
+def message_json(message: Message) -> bytes:
+    """`message` as records keep it: the JSON of `model_dump_json(exclude_defaults=True)`, byte for byte,
+    without calling the id's and the time's default factories (which that compares with: a random id and
+    a clock read a record). Pure."""
+    values = message.__dict__
+    left = {name for name, default in _DEFAULTS if values[name] == default}
+    left.update(name for name in _EMPTY if not values[name])
+    return message.__pydantic_serializer__.to_json(message, exclude=left)
+
+
 def knowledge_record(message: Message) -> bytes:
-    """A knowledge item as the knowledge list keeps it: default-valued message fields left out."""
-    return KnowledgeRecord(v=SCHEMA_VERSION, msg=message).model_dump_json(exclude_defaults=True).encode()
+    """A knowledge item as the knowledge list keeps it (a `KnowledgeRecord`): default-valued message
+    fields left out."""
+    return b'{"v":%d,"msg":%s}' % (SCHEMA_VERSION, message_json(message))
 
 
 def turn_record(message: Message, tokens: int) -> bytes:
-    """A turn as the turns list keeps it: default-valued message fields left out."""
-    return (
-        TurnRecord(v=SCHEMA_VERSION, tok=tokens, msg=message).model_dump_json(exclude_defaults=True).encode()
-    )
+    """A turn as the turns list keeps it (a `TurnRecord`, not dropped): default-valued message fields left
+    out."""
+    return b'{"v":%d,"tok":%d,"msg":%s}' % (SCHEMA_VERSION, tokens, message_json(message))
 
 
 def parse_meta(
@@ -124,21 +143,22 @@ def _legacy_talk(fields: dict[str, bytes]) -> str | None:
     return fields["last_talk"].decode() if "last_talk" in fields else None
 
 
-# Parsed turns by their record's exact bytes and their sequence number. A chat's window is read again on
-# every turn, mostly unchanged; records are immutable and keyed by their whole content, and turns are frozen,
-# so sharing them between calls and tenants gives each caller exactly what its own bytes hold. Emptied
-# with the process's other caches of text (`brain.process_caches`: on an erasure, and by age). Bounded:
-# cleared when full, by count or by the records' bytes (a message may be 1 MB: 20,000 long ones would hold
-# gigabytes). Every cached turn is a few objects the garbage collector's full collections go over: at
-# 50,000 a long-lived library process under Python's default collector spent ~12% more CPU a turn than at
-# 20,000 (benchmarks/concurrency.py run 12 times in one process), which still holds the windows of 500 chats.
+# Parsed turns by their record's exact bytes (a turn found at another place gets that place's sequence
+# number). A chat's window is read again on every turn, mostly unchanged; records are immutable and keyed by
+# their whole content, and turns are frozen, so sharing them between calls and tenants gives each caller
+# exactly what its own bytes hold. Emptied with the process's other caches of text (`brain.process_caches`:
+# on an erasure, and by age). Bounded: cleared when full, by count or by the records' bytes (a message may
+# be 1 MB: 20,000 long ones would hold gigabytes). Every cached turn is a few objects the garbage
+# collector's full collections go over: at 50,000 a long-lived library process under Python's default
+# collector spent ~12% more CPU a turn than at 20,000 (benchmarks/concurrency.py run 12 times in one
+# process), which still holds the windows of 500 chats.
 _PARSED_MAX = 20_000
 _PARSED_BYTES = 64 * 2**20
 
 
 @dataclass(slots=True, weakref_slot=True, eq=False)
 class _ParsedTurns:
-    turns: dict[tuple[bytes, int], Turn] = field(default_factory=dict)
+    turns: dict[bytes, Turn] = field(default_factory=dict)  # by the record's bytes: the turn where first read
     size: int = 0  # the bytes of the records held
 
     def cache_clear(self) -> None:
@@ -150,10 +170,19 @@ _PARSED = remember(_ParsedTurns())
 
 
 def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
-    cache = _PARSED
-    keys = list(zip(raw, range(offset + 1, offset + 1 + len(raw)), strict=True))
-    turns = [cache.turns.get(k) for k in keys]
-    missing = [i for i, t in enumerate(turns) if t is None]
+    """The turns of `raw` (records at sequence numbers `offset + 1`, …), parsed or as held."""
+    held = _PARSED.turns.get
+    turns: list[Turn | None] = []
+    missing: list[int] = []
+    seq = offset
+    for record in raw:
+        seq += 1
+        turn = held(record)
+        if turn is None:
+            missing.append(len(turns))
+        elif turn.seq != seq:  # the same record at another place (another chat's): there, its own
+            turn = replace(turn, seq=seq)
+        turns.append(turn)
     if missing:
         try:
             parsed: list[TurnRecord] = parse(TURNS, key, [raw[i] for i in missing], offset)
@@ -161,8 +190,8 @@ def parse_turns(key: str, raw: list[bytes], offset: int) -> list[Turn]:
             parse(TURNS, key, raw, offset)  # the same error, naming the record's real index
             raise
         for i, r in zip(missing, parsed, strict=True):
-            turns[i] = Turn(keys[i][1], r.tok, r.msg, dropped=r.dropped)
-        _keep([(keys[i], turns[i]) for i in missing])  # type: ignore[misc]  # filled above
+            turns[i] = Turn(offset + 1 + i, r.tok, r.msg, dropped=r.dropped)
+        _keep([(raw[i], turns[i]) for i in missing])  # type: ignore[misc]  # filled above
     return turns  # type: ignore[return-value]  # every one filled
 
 
@@ -173,16 +202,16 @@ def remember_written(written: Sequence[tuple[bytes, int, Message]], seqs: Sequen
     it comes back a list) is left to be parsed."""
     _keep(
         [
-            ((record, seq), Turn(seq, tokens, message))
+            (record, Turn(seq, tokens, message))
             for (record, tokens, message), seq in zip(written, seqs, strict=True)
             if not message.metadata
         ]
     )
 
 
-def _keep(entries: list[tuple[tuple[bytes, int], Turn]]) -> None:
+def _keep(entries: list[tuple[bytes, Turn]]) -> None:
     cache = _PARSED
-    size = sum(len(record) for (record, _), _ in entries)
+    size = sum(len(record) for record, _ in entries)
     if not entries or size > _PARSED_BYTES:  # more than the whole cache may hold: none of it is kept
         return
     if len(cache.turns) + len(entries) > _PARSED_MAX or cache.size + size > _PARSED_BYTES:

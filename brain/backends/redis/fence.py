@@ -11,7 +11,7 @@ were plain commands go through `RUN`, the same check before a list of commands.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -102,19 +102,18 @@ class Fencing:
         record = fence_key(base) if self.cluster else erasure_key(self.prefix, held.user_id)
         return [record], [held.epoch, len(held.fields), *held.fields]
 
-    async def call(
+    def call(
         self, script: Any, keys: list[str], args: list[Any], user_id: str | bytes | None = None
-    ) -> Any:
-        """Call a `fenced` script with the held ticket (its namespace is that of `keys[0]`); with
-        `wait_replicas`, acknowledged once that many replicas have the write (`replicas.acknowledged`)."""
+    ) -> Awaitable[Any]:
+        """The call of a `fenced` script with the held ticket (its namespace is that of `keys[0]`), to
+        await; with `wait_replicas`, acknowledged once that many replicas have the write
+        (`replicas.acknowledged`). Not a coroutine of its own: one frame less on every write."""
         head, ticket = self.ticket_parts(namespace_base(keys[0]), user_id)
         head += keys
         ticket += args
         if self.wait_replicas:
-            return await acknowledged(
-                self._client, script, head, ticket, self.wait_replicas, self.wait_timeout_ms
-            )
-        return await script(keys=head, args=ticket)
+            return acknowledged(self._client, script, head, ticket, self.wait_replicas, self.wait_timeout_ms)
+        return script(keys=head, args=ticket)  # type: ignore[no-any-return]
 
     async def run(
         self, commands: Sequence[tuple[str, str, Sequence[Any]]], user_id: str | bytes | None = None

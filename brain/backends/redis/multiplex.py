@@ -92,8 +92,11 @@ class Multiplexer:
     async def call(self, args: tuple[Any, ...]) -> Any:
         """Send one script call and return its reply, tried again on a lost connection or a timeout as the
         client's retry policy says."""
-        try:
-            return await self._once(args)  # the first try outside the policy: fewer frames to resume
+        try:  # the first try outside the policy, in this frame: fewer frames to resume
+            link = self._link
+            if link is None or link.broken:
+                link = await self._open()
+            return await self._send(link, args)
         except (RedisConnectionError, RedisTimeoutError) as error:
             if self._retry is None:
                 raise
@@ -117,12 +120,16 @@ class Multiplexer:
         link = self._link
         if link is None or link.broken:
             link = await self._open()
+        return await self._send(link, args)
+
+    def _send(self, link: _Link, args: tuple[Any, ...]) -> asyncio.Future[Any]:
+        """Queue the call for the next write; the future of its reply."""
         future: asyncio.Future[Any] = self._loop.create_future()  # type: ignore[union-attr]
         if not self._queued:
             self._loop.call_soon(self._flush)  # type: ignore[union-attr]
         self._queued.append(b"".join(link.conn.pack_command(*args)))
         self._waiting.append(future)
-        return await future
+        return future
 
     async def _open(self) -> _Link:
         async with self._opening:  # type: ignore[union-attr]

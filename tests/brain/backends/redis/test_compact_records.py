@@ -163,7 +163,7 @@ def test_parsed_turns_held_are_bounded_by_their_bytes(monkeypatch: pytest.Monkey
     assert first[0].message.content == "长" * budget and first[0] is not again[0]  # parsed, never kept
     assert len(records._PARSED.turns) == 3  # and what the cache held stays
     records.parse_turns("k", filler, 3)  # past the budget with the small ones: emptied first
-    assert set(records._PARSED.turns) == {(f, 4 + i) for i, f in enumerate(filler)}
+    assert set(records._PARSED.turns) == set(filler)
     assert records._PARSED.size == sum(map(len, filler))
     assert held[0] == records.parse_turns("k", small, 0)[0]
 
@@ -205,3 +205,27 @@ async def test_written_turns_are_read_back_without_parsing_as_a_parse_gives_them
     assert [t.message.created_at.isoformat() for t in again.window] == [
         t.message.created_at.isoformat() for t in state.window
     ]
+
+
+def test_records_are_what_pydantic_writes_without_defaults() -> None:
+    """`turn_record` and `knowledge_record` write, byte for byte, what `model_dump_json(exclude_defaults=
+    True)` of their models writes, for messages with and without each default-valued field."""
+    from brain.backends.redis.conversation_records import (
+        KnowledgeRecord,
+        TurnRecord,
+        knowledge_record,
+        turn_record,
+    )
+
+    messages = [
+        Message(content="plain"),
+        Message(id="m-1", role="assistant", content=HANZI + ' "quoted" \\ \n\t\u2028', sent_from="Lily"),
+        Message(content="to many", send_to=("a", "b"), cause_by=USER_REQUIREMENT, metadata={"k": [1, "二"]}),
+        Message(role="system", content="😀 x", sent_from="", metadata={}),
+    ]
+    for message in messages:
+        expected = TurnRecord(v=1, tok=7, msg=message).model_dump_json(exclude_defaults=True).encode()
+        assert turn_record(message, 7) == expected
+        assert json.loads(expected)["msg"].keys() >= {"id", "content", "created_at"}
+        expected = KnowledgeRecord(v=1, msg=message).model_dump_json(exclude_defaults=True).encode()
+        assert knowledge_record(message) == expected
