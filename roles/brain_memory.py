@@ -116,7 +116,7 @@ class BrainMemory(base.BrainMemory):
             )
         prefix = runtime.settings.redis.key_prefix
         user, chat = conversation_of(redis_key, prefix, self.user_id)
-        if self._s.store is None:
+        if self._state.store is None:
             self.user_id, self.chat_id = user, chat
             self.attach(runtime.store, runtime.settings.memory, runtime.tokenizer)
         elif conversation_keys(prefix, user, chat) != conversation_keys(prefix, self.user_id, self.chat_id):
@@ -159,7 +159,7 @@ class BrainMemory(base.BrainMemory):
         our LLM clients; a summarizer (as the engine passes) works too. See `brain`'s `summarize`."""
         summarizer = llm
         if _is_llm(llm):
-            summarizer = Summarizer.from_settings(llm, self.tokenizer, self._s.settings)
+            summarizer = Summarizer.from_settings(llm, self.tokenizer, self._state.settings)
         if summarizer is None:
             raise InputError("summarize needs llm=... (or a summarizer)")
         return await super().summarize(summarizer, max_words, keep_language, limit, keep_recent)

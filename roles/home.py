@@ -93,7 +93,7 @@ class HomeChat:
         """The memory, bound to the store: a standalone one (`load_memory`) is written first, each turn
         once; a fresh one is loaded."""
         memory = self.memory
-        if memory._s.store is None:
+        if memory._state.store is None:
             if memory.history or memory.knowledge or memory.historical_summary or memory.last_talk:
                 memory.attach(engine.runtime.store, engine.memory_settings, engine.tokenizer)
                 await memory.dumps()

@@ -11,7 +11,7 @@ import copy
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
@@ -89,22 +89,17 @@ class BrainMemory(BaseModel):
     _s: _State = PrivateAttr(default_factory=_State)
     last_summary_stats: SummaryStats | None = None
 
-    if not TYPE_CHECKING:
-
-        def __getattr__(self, name: str) -> Any:
-            # A private attribute straight from pydantic's store: pydantic's own lookup first probes its
-            # declaration for a descriptor, an AttributeError raised and caught on every read (~2 µs, and a
-            # turn reads them ~30 times). The rest (and a read before the store exists) as pydantic does.
-            try:
-                return object.__getattribute__(self, "__pydantic_private__")[name]
-            except (AttributeError, KeyError, TypeError):
-                return super().__getattr__(name)
+    @property
+    def _state(self) -> _State:
+        """`_s`, read from pydantic's store of private attributes directly: a read of `self._s` first fails
+        the plain lookup (an AttributeError made, its message formatted, and caught), then asks pydantic."""
+        return self.__pydantic_private__["_s"]  # type: ignore[no-any-return,index]
 
     def __copy__(self) -> Self:
         """A shallow copy (`model_copy`) with its own private state: its pending turns and counts change
         apart from this one's (the lists inside are shared, as a shallow copy shares them)."""
         copied = super().__copy__()
-        copied._s = copy.copy(self._s)
+        copied._s = copy.copy(self._state)
         return copied
 
     # ------------------------------------------------------------------ loading and saving
@@ -162,7 +157,7 @@ class BrainMemory(BaseModel):
             usage=meta.usage,
         )
         memory._bind(store, settings, tokenizer)
-        private = memory._s
+        private = memory._state
         private.seqs, private.tokens = seqs, tokens
         private.saved_talk, private.epoch = meta.last_talk, state.epoch
         return memory
@@ -171,28 +166,28 @@ class BrainMemory(BaseModel):
     def ticket(self) -> Ticket:
         """The erasure ticket of work that began with this memory's load (`brain.storage.fence`): hold it
         for what that work writes, so an erasure of the chat or the user meanwhile drops it."""
-        return Ticket(self.user_id, self._s.epoch, self.chat_id)
+        return Ticket(self.user_id, self._state.epoch, self.chat_id)
 
     def _bind(self, store: MemoryStore, settings: MemorySettings, tokenizer: Tokenizer | None) -> None:
-        self._s.store, self._s.settings, self._s.tokenizer = store, settings, tokenizer
+        self._state.store, self._state.settings, self._state.tokenizer = store, settings, tokenizer
 
     @property
     def tokenizer(self) -> Tokenizer:
-        tokenizer = self._s.tokenizer
+        tokenizer = self._state.tokenizer
         if tokenizer is None:
-            tokenizer = self._s.tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
+            tokenizer = self._state.tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
         return tokenizer
 
     def _bound(self) -> tuple[MemoryStore, Conversation]:
-        if self._s.store is None:
+        if self._state.store is None:
             raise StoreError(
                 "this BrainMemory is not bound to a store: create it with BrainMemory.loads(...)"
             )
-        return self._s.store, Conversation(user_id=self.user_id, chat_id=self.chat_id)
+        return self._state.store, Conversation(user_id=self.user_id, chat_id=self.chat_id)
 
     def _talk_target(self) -> str | None:
         """What last_talk should be in the store: a popped talk stays until an answer commits."""
-        state = self._s
+        state = self._state
         if state.in_flight is not None and not state.answered:
             return state.saved_talk
         return self.last_talk
@@ -202,7 +197,7 @@ class BrainMemory(BaseModel):
         unsaved; False when `cacheable` is off. `StoreError` leaves everything pending and dirty. With
         `queue_facts`, the store queues the chat for fact extraction in the same call where it can
         (`facts_queued`)."""
-        state = self._s
+        state = self._state
         talk = self._talk_target()
         state.queued = False
         if not self.is_dirty and talk == state.saved_talk:
@@ -242,7 +237,7 @@ class BrainMemory(BaseModel):
     def facts_queued(self) -> bool:
         """Whether the last `dumps` queued the chat for fact extraction with its write (up to
         `turn_count`): then nobody pushes it apart."""
-        return self._s.queued
+        return self._state.queued
 
     # ------------------------------------------------------------------ MetaGPT's surface
 
@@ -253,11 +248,11 @@ class BrainMemory(BaseModel):
     def add_answer(self, msg: Message) -> None:
         """Add the assistant's answer; a popped last_talk is cleared when this commits."""
         self.add_history(_with_role(msg, "assistant"))
-        self._s.answered = True
+        self._state.answered = True
 
     def add_history(self, msg: Message) -> None:
         """Append a turn; a message id already present is ignored (appends are idempotent)."""
-        state = self._s
+        state = self._state
         msg = _message(msg)
         size = len(msg.content.encode("utf-8", "surrogatepass"))
         limit = state.settings.max_message_bytes
@@ -276,7 +271,7 @@ class BrainMemory(BaseModel):
     def add_usage(self, calls: int, usage: Usage, spent: Sequence[ModelUsage] = ()) -> None:
         """LLM calls and tokens an answer cost (and, in `spent`, what its work cost per model: the chat's
         usage rows); stored with the chat by the next `dumps()`, in the same write."""
-        state = self._s
+        state = self._state
         state.pending_usage = usage if state.pending_usage is None else state.pending_usage + usage
         state.pending_calls += calls
         state.pending_spent += tuple(spent)
@@ -291,7 +286,7 @@ class BrainMemory(BaseModel):
         ):  # knowledge is small: at most knowledge_max_items loaded
             return
         self.knowledge.append(msg)
-        self._s.pending_knowledge.append(msg)
+        self._state.pending_knowledge.append(msg)
         self.is_dirty = True
 
     def get_knowledge(self) -> str:
@@ -303,24 +298,24 @@ class BrainMemory(BaseModel):
     def set_last_talk(self, text: str | None) -> None:
         """Set the pending user utterance; saved by the next `dumps()`."""
         self.last_talk = text
-        self._s.in_flight, self._s.answered = None, False
+        self._state.in_flight, self._state.answered = None, False
 
     def pop_last_talk(self) -> str | None:
         """Take the pending utterance. The store keeps it until an answer is committed, so a failed turn
         can be retried (`restore_last_talk()` in this process, or by loading again)."""
         text, self.last_talk = self.last_talk, None
         if text is not None:
-            self._s.in_flight, self._s.answered = text, False
+            self._state.in_flight, self._state.answered = text, False
         return text
 
     def restore_last_talk(self) -> None:
-        if self._s.in_flight is not None and self.last_talk is None:
-            self.last_talk, self._s.in_flight = self._s.in_flight, None
+        if self._state.in_flight is not None and self.last_talk is None:
+            self.last_talk, self._state.in_flight = self._state.in_flight, None
 
     @property
     def history_tokens(self) -> list[int]:
         """Token cost of each turn in `history`, as stored (no re-counting)."""
-        tokens = self._s.tokens  # private attributes are slow to reach in pydantic: once, not per turn
+        tokens = self._state.tokens  # private attributes are slow to reach in pydantic: once, not per turn
         counted: list[int] = []
         tokenizer: Tokenizer | None = None  # reached only for a turn stored without its count
         for message in self.history:
@@ -368,7 +363,7 @@ class BrainMemory(BaseModel):
         if len(self.history) >= n:  # the window is the newest stored turns not taken back: no read
             tokens = self.history_tokens[-n:]
             return [
-                Turn(seq=self._s.seqs[m.id], tokens=t, message=m)
+                Turn(seq=self._state.seqs[m.id], tokens=t, message=m)
                 for m, t in zip(self.history[-n:], tokens, strict=True)
             ]
         found: list[Turn] = []
@@ -400,7 +395,7 @@ class BrainMemory(BaseModel):
         if not summary.strip():
             raise InputError("a summary must not be empty")
         await self.dumps()
-        upto = max(self._s.seqs.values(), default=self.summary_upto)
+        upto = max(self._state.seqs.values(), default=self.summary_upto)
         turns = await self.read_history(self.summary_upto + 1, upto - self.summary_upto)
         await self._commit_summary(summary, upto, sum(t.tokens for t in turns))
 
@@ -411,7 +406,7 @@ class BrainMemory(BaseModel):
         )
         self.historical_summary, self.summary_upto = summary, upto
         self.window_tokens = max(self.window_tokens - tokens, 0)
-        self.history = [m for m in self.history if self._s.seqs.get(m.id, upto + 1) > upto]
+        self.history = [m for m in self.history if self._state.seqs.get(m.id, upto + 1) > upto]
 
     async def summarize(
         self,
@@ -441,7 +436,7 @@ class BrainMemory(BaseModel):
         if not summary.strip():
             raise LLMError("the summary came back empty; memory left unchanged")
         for t in turns:
-            self._s.seqs.setdefault(t.message.id, t.seq)
+            self._state.seqs.setdefault(t.message.id, t.seq)
         await self._commit_summary(summary, turns[-1].seq, sum(t.tokens for t in turns))
         return summary
 
