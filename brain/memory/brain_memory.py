@@ -169,21 +169,24 @@ class BrainMemory(BaseModel):
         return Ticket(self.user_id, self._state.epoch, self.chat_id)
 
     def _bind(self, store: MemoryStore, settings: MemorySettings, tokenizer: Tokenizer | None) -> None:
-        self._state.store, self._state.settings, self._state.tokenizer = store, settings, tokenizer
+        state = self._state
+        state.store, state.settings, state.tokenizer = store, settings, tokenizer
 
     @property
     def tokenizer(self) -> Tokenizer:
-        tokenizer = self._state.tokenizer
+        state = self._state
+        tokenizer = state.tokenizer
         if tokenizer is None:
-            tokenizer = self._state.tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
+            tokenizer = state.tokenizer = Tokenizer.for_model("", OFFLINE_ENCODING)
         return tokenizer
 
     def _bound(self) -> tuple[MemoryStore, Conversation]:
-        if self._state.store is None:
+        store = self._state.store
+        if store is None:
             raise StoreError(
                 "this BrainMemory is not bound to a store: create it with BrainMemory.loads(...)"
             )
-        return self._state.store, Conversation(user_id=self.user_id, chat_id=self.chat_id)
+        return store, Conversation(user_id=self.user_id, chat_id=self.chat_id)
 
     def _talk_target(self) -> str | None:
         """What last_talk should be in the store: a popped talk stays until an answer commits."""
@@ -298,24 +301,27 @@ class BrainMemory(BaseModel):
     def set_last_talk(self, text: str | None) -> None:
         """Set the pending user utterance; saved by the next `dumps()`."""
         self.last_talk = text
-        self._state.in_flight, self._state.answered = None, False
+        state = self._state
+        state.in_flight, state.answered = None, False
 
     def pop_last_talk(self) -> str | None:
         """Take the pending utterance. The store keeps it until an answer is committed, so a failed turn
         can be retried (`restore_last_talk()` in this process, or by loading again)."""
         text, self.last_talk = self.last_talk, None
         if text is not None:
-            self._state.in_flight, self._state.answered = text, False
+            state = self._state
+            state.in_flight, state.answered = text, False
         return text
 
     def restore_last_talk(self) -> None:
-        if self._state.in_flight is not None and self.last_talk is None:
-            self.last_talk, self._state.in_flight = self._state.in_flight, None
+        state = self._state
+        if state.in_flight is not None and self.last_talk is None:
+            self.last_talk, state.in_flight = state.in_flight, None
 
     @property
     def history_tokens(self) -> list[int]:
         """Token cost of each turn in `history`, as stored (no re-counting)."""
-        tokens = self._state.tokens  # private attributes are slow to reach in pydantic: once, not per turn
+        tokens = self._state.tokens
         counted: list[int] = []
         tokenizer: Tokenizer | None = None  # reached only for a turn stored without its count
         for message in self.history:
