@@ -49,7 +49,8 @@ def render_system(persona: Persona, memory: Sequence[MemoryItem] = (), instructi
     """The one system message: the persona, `instructions` (a mode's), then the memory section. Pure."""
     if not instructions and not any(item.text.strip() for item in memory):
         return _system_message(persona)
-    head = f"{persona.system_prompt()}\n{instructions}" if instructions else persona.system_prompt()
+    head = _system_message(persona).content or ""  # the persona's prompt, made once per persona
+    head = f"{head}\n{instructions}" if instructions else head
     return ChatMessage(role="system", content=with_memory(head, memory))
 
 

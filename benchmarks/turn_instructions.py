@@ -8,7 +8,8 @@ counting is switched on (`callgrind_control -i on`), runs `--users` users x `--t
 again while counting is switched off. What is counted is every instruction of those turns in this process:
 Python, pydantic, redis-py and hiredis, tiktoken, the event loop and the garbage collector (not its cache
 misses, which the CPU time of `concurrency.py` includes). `--baseline REV` counts another revision the same
-way in the same run (its `brain` and `roles`, this script's turns) and reports the ratio.
+way in the same run (its `brain` and `roles`, this script's turns) and reports the ratio; `--facts N` gives
+each user N facts first (`concurrency.py --facts`).
 
 Needs `valgrind` (Debian: `apt-get install valgrind`). A run of 1,000 turns takes about half a minute.
 Prints a table, then one JSON line.
@@ -39,7 +40,7 @@ def _wait(sync: Path, name: str) -> None:
         time.sleep(0.02)
 
 
-async def _turns(tree: Path, users: int, turns: int, language: str, sync: Path) -> None:
+async def _turns(tree: Path, users: int, turns: int, language: str, facts: int, sync: Path) -> None:
     """The child: this script's turns (`concurrency.py`'s) on `tree`'s library."""
     sys.path.insert(0, str(tree))
     from benchmarks.common.servers import local_redis  # the tree's own: `brain` and `roles` come from it
@@ -59,6 +60,7 @@ async def _turns(tree: Path, users: int, turns: int, language: str, sync: Path) 
         )
         async with open_runtime(settings, llm=bench.EchoLLM()) as runtime:
             assistant = Assistant.for_runtime(runtime)
+            await bench.seed_facts(runtime, users, facts)
             await bench.one_user(assistant, "warm-up", "<U0R0>", "warm-up", [], turns, question)
             await bench.run(assistant, 1, users, turns, question)
             latencies: list[float] = []
@@ -73,12 +75,22 @@ async def _turns(tree: Path, users: int, turns: int, language: str, sync: Path) 
             assert sum(map(len, replies)) == users * turns
 
 
-def count(tree: Path, users: int, turns: int, language: str) -> float:
+def count(tree: Path, users: int, turns: int, language: str, facts: int = 0) -> float:
     """Instructions per turn of `tree`'s library (see the module)."""
     with tempfile.TemporaryDirectory(prefix="turn-instructions-") as tmp:
         sync, out = Path(tmp), Path(tmp) / "callgrind.out"
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
-        command += [sys.executable, __file__, "--child", str(tree), str(users), str(turns), language, tmp]
+        command += [
+            sys.executable,
+            __file__,
+            "--child",
+            str(tree),
+            str(users),
+            str(turns),
+            language,
+            str(facts),
+            tmp,
+        ]
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             for name, switch in (("start", "on"), ("stop", "off")):
@@ -105,11 +117,12 @@ def options(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--users", type=int, default=200, help="users at once (default %(default)s)")
     parser.add_argument("--turns", type=int, default=5, help="turns per user (default %(default)s)")
     parser.add_argument("--language", nargs="+", choices=LANGUAGES, default=list(LANGUAGES))
+    parser.add_argument("--facts", type=int, default=0, help="facts each user has (concurrency.py's)")
     parser.add_argument("--baseline", help="a revision (or a directory holding one) counted the same way")
     return parser.parse_args(argv)
 
 
-def main(users: int, turns: int, language: list[str], baseline: str | None) -> None:
+def main(users: int, turns: int, language: list[str], facts: int, baseline: str | None) -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("turn_instructions.py needs valgrind (Debian: apt-get install valgrind)")
     from benchmarks.common.revision import revision_tree
@@ -117,10 +130,13 @@ def main(users: int, turns: int, language: list[str], baseline: str | None) -> N
     counted: dict[str, dict[str, float]] = {"this": {}, "baseline": {}}
     with revision_tree(baseline) if baseline else contextlib.nullcontext(None) as base:
         for lang in language:
-            counted["this"][lang] = count(ROOT, users, turns, lang)
+            counted["this"][lang] = count(ROOT, users, turns, lang, facts)
             if base is not None:
-                counted["baseline"][lang] = count(base, users, turns, lang)
-    print(f"{users} users x {turns} turns at once, counted after a first round; zero-latency model")
+                counted["baseline"][lang] = count(base, users, turns, lang, facts)
+    print(
+        f"{users} users x {turns} turns at once, {facts} facts each, counted after a first round; "
+        "zero-latency model"
+    )
     print(f"{'language':>9} {'this tree (M/turn)':>19} {'baseline (M/turn)':>18} {'ratio':>7}")
     ratios = {}
     for lang in language:
@@ -133,6 +149,7 @@ def main(users: int, turns: int, language: list[str], baseline: str | None) -> N
             {
                 "users": users,
                 "turns": users * turns,
+                "facts": facts,
                 "baseline": baseline,
                 "instructions_per_turn": {k: round(v) for k, v in counted["this"].items()},
                 "baseline_instructions_per_turn": {k: round(v) for k, v in counted["baseline"].items()},
@@ -144,8 +161,8 @@ def main(users: int, turns: int, language: list[str], baseline: str | None) -> N
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        tree, users, turns, language, sync = sys.argv[2:7]
-        asyncio.run(_turns(Path(tree), int(users), int(turns), language, Path(sync)))
+        tree, users, turns, language, facts, sync = sys.argv[2:8]
+        asyncio.run(_turns(Path(tree), int(users), int(turns), language, int(facts), Path(sync)))
     else:
         sys.path.insert(0, str(ROOT))
         main(**vars(options()))
