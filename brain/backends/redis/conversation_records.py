@@ -82,6 +82,7 @@ _DEFAULTS = tuple(
     if not info.is_required() and info.default_factory is None
 )
 _EMPTY = tuple(name for name, info in Message.model_fields.items() if info.default_factory in (dict, list))
+_SERIALIZER = Message.__pydantic_serializer__
 
 
 def message_json(message: Message) -> bytes:
@@ -91,7 +92,7 @@ def message_json(message: Message) -> bytes:
     values = message.__dict__
     left = {name for name, default in _DEFAULTS if values[name] == default}
     left.update(name for name in _EMPTY if not values[name])
-    return message.__pydantic_serializer__.to_json(message, exclude=left)
+    return _SERIALIZER.to_json(message, exclude=left)  # a subclass's own fields are not Message's: left out
 
 
 def knowledge_record(message: Message) -> bytes:

@@ -229,3 +229,17 @@ def test_records_are_what_pydantic_writes_without_defaults() -> None:
         assert json.loads(expected)["msg"].keys() >= {"id", "content", "created_at"}
         expected = KnowledgeRecord(v=1, msg=message).model_dump_json(exclude_defaults=True).encode()
         assert knowledge_record(message) == expected
+
+
+def test_a_subclass_of_message_is_stored_as_a_message() -> None:
+    """What a record keeps is a `Message` (a subclass's own fields would make it unreadable: records are
+    read with extra fields forbidden), as the record model's field type wrote it."""
+    from brain.backends.redis.conversation_records import TURNS, TurnRecord, turn_record
+
+    class Tagged(Message):
+        tag: str = "kept apart"
+
+    tagged = Tagged(content="hello", tag="not stored")
+    record = turn_record(tagged, 2)
+    assert record == TurnRecord(v=1, tok=2, msg=tagged).model_dump_json(exclude_defaults=True).encode()
+    assert TURNS.validate_json(b"[" + record + b"]")[0].msg == Message(**tagged.model_dump(exclude={"tag"}))
