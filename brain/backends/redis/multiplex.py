@@ -93,10 +93,7 @@ class Multiplexer:
         """Send one script call and return its reply, tried again on a lost connection or a timeout as the
         client's retry policy says."""
         try:  # the first try outside the policy, in this frame: fewer frames to resume
-            link = self._link
-            if link is None or link.broken:
-                link = await self._open()
-            return await self._send(link, args)
+            return await self._send(self._in_use() or await self._open(), args)
         except (RedisConnectionError, RedisTimeoutError) as error:
             if self._retry is None:
                 raise
@@ -112,15 +109,14 @@ class Multiplexer:
         async def again() -> Any:  # the policy's first try is the one that failed: the same count
             if failed:
                 raise failed.pop()
-            return await self._once(args)
+            return await self._send(self._in_use() or await self._open(), args)
 
         return await self._retry.call_with_retry(again, _ignore)
 
-    async def _once(self, args: tuple[Any, ...]) -> Any:
+    def _in_use(self) -> _Link | None:
+        """The link calls go out on now; None when there is none or it broke (`_open` makes one)."""
         link = self._link
-        if link is None or link.broken:
-            link = await self._open()
-        return await self._send(link, args)
+        return None if link is None or link.broken else link
 
     def _send(self, link: _Link, args: tuple[Any, ...]) -> asyncio.Future[Any]:
         """Queue the call for the next write; the future of its reply."""
