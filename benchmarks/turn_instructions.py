@@ -75,6 +75,10 @@ async def _turns(tree: Path, users: int, turns: int, language: str, facts: int, 
             assert sum(map(len, replies)) == users * turns
 
 
+def _tail(sync: Path) -> str:
+    return (sync / "stderr").read_text(errors="replace")[-3000:]
+
+
 def count(tree: Path, users: int, turns: int, language: str, facts: int = 0) -> float:
     """Instructions per turn of `tree`'s library (see the module)."""
     with tempfile.TemporaryDirectory(prefix="turn-instructions-") as tmp:
@@ -91,23 +95,25 @@ def count(tree: Path, users: int, turns: int, language: str, facts: int = 0) -> 
             str(facts),
             tmp,
         ]
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        log = (sync / "stderr").open("w")  # a file, not a pipe: a child writing much never blocks on it
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
         try:
             for name, switch in (("start", "on"), ("stop", "off")):
                 while not (sync / f"{name}.ready").exists():
                     if child.poll() is not None:
-                        raise RuntimeError(f"the counted process ended early:\n{child.stderr.read()[-3000:]}")  # type: ignore[union-attr]
+                        raise RuntimeError(f"the counted process ended early:\n{_tail(sync)}")
                     time.sleep(0.05)
                 subprocess.run(
                     ["callgrind_control", "-i", switch, str(child.pid)], check=True, capture_output=True
                 )
                 (sync / f"{name}.go").touch()
-            _, errors = child.communicate(timeout=600)
+            child.wait(timeout=600)
         finally:
             with contextlib.suppress(ProcessLookupError):
                 child.kill()
+            log.close()
         if child.returncode != 0:
-            raise RuntimeError(f"the counted process failed:\n{errors[-3000:]}")
+            raise RuntimeError(f"the counted process failed:\n{_tail(sync)}")
         totals = [line for line in out.read_text().splitlines() if line.startswith("totals:")]
         return int(totals[-1].split()[1]) / (users * turns)  # "summary:" is what was counted at the start
 
