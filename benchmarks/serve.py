@@ -61,6 +61,7 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 MARKER = re.compile(r"<U\\d+>")
+PIECES = int(sys.argv[2]) if len(sys.argv) > 2 else 2  # the pieces an answer streams in (at least 2)
 
 async def chat(request):
     body = await request.json()
@@ -74,7 +75,7 @@ async def chat(request):
                              "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}})
     text = "Noted " + " ".join(sorted(set(MARKER.findall(prompt)))) + "."
     async def events():
-        for piece in (text[:6], text[6:]):
+        for piece in (text[:6], text[6:], *[" and so on"] * (PIECES - 2)):
             delta = {"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}
             chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": body["model"],
                      "choices": [delta]}
@@ -155,6 +156,18 @@ def raw_round_trips(url: str, secret: str, arguments: dict[str, object], calls: 
     return statistics.median(samples) * 1000
 
 
+def server_env(model_port: int, redis_url: str) -> dict[str, str]:
+    """The environment of a benchmarked `brain serve`: the loopback model at `model_port`, that Redis."""
+    return {
+        **os.environ,
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{model_port}/v1",
+        "OPENAI_API_KEY": "sk-bench",
+        "BRAIN_REDIS_URL": redis_url,
+        "BRAIN_CONFIG": "/dev/null",
+        "BRAIN_LOCAL_EMBEDDER": "off",  # the service alone: no embedded embedder even when installed
+    }
+
+
 def brain_command(tree: Path) -> list[str]:
     """`brain` as the checkout at `tree` runs it (its own packages first on the path): no installed script
     needed, so a machine given only the tree and the dependencies runs it too."""
@@ -215,14 +228,7 @@ async def main() -> None:
     baseline = revision_tree(options.baseline) if options.baseline else contextlib.nullcontext(None)
     with local_redis(options.redis_io_threads) as (redis_url, described), baseline as tree:
         port = free_port()
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-            "OPENAI_API_KEY": "sk-bench",
-            "BRAIN_REDIS_URL": redis_url,
-            "BRAIN_CONFIG": "/dev/null",
-            "BRAIN_LOCAL_EMBEDDER": "off",  # the service alone: no embedded embedder even when installed
-        }
+        env = server_env(port, redis_url)
         serve = [*brain_command(ROOT), "serve", "--port", "0"]
         with contextlib.ExitStack() as models:
             model_pids = tuple(
