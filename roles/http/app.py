@@ -28,6 +28,7 @@ from roles.assistant import Assistant
 from roles.failures import answer, invalid_fields
 from roles.http.chat_stream import LeanChat
 from roles.http.docs import install_docs
+from roles.http.front import BrainAPI
 from roles.http.guard import CURRENT_SCOPE, BodyLimit, Refusal, mcp_guard
 from roles.http.routes import router
 from roles.http.stats import stats_router
@@ -55,7 +56,7 @@ def _mcp_scope() -> Scope:
 def create_app(
     settings: Settings,
     open_assistant: Callable[[], AbstractAsyncContextManager[Assistant]] | None = None,
-) -> FastAPI:
+) -> BrainAPI:
     """The ASGI app. `open_assistant` gives the assistant to serve (default: one owning its own Redis
     connection and LLM clients, built from `settings`, with its in-process fact worker)."""
     opener = open_assistant or (lambda: Assistant.from_settings(settings))
@@ -80,7 +81,7 @@ def create_app(
     off: TelemetryConfig | None = None
     if not settings.telemetry.enabled:
         off = {"tracing": False, "metrics": False, "logs": False}
-    app = FastAPI(
+    app = BrainAPI(
         telemetry=off,
         title="brain-assistant",
         version=__version__,
@@ -131,6 +132,8 @@ def create_app(
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
     app.add_middleware(BodyLimit, limit=settings.serve.max_body_bytes)
+    if off is not None:  # with telemetry, the streamed chat's spans come from the whole stack
+        app.serve_lean()
     return app
 
 

@@ -1,8 +1,9 @@
 """Two servers of one app on one Redis, for probing the lean `POST /v1/chat` (`roles.http.chat_stream`)
-as a hostile client would: `lean` is the app as built, `plain` the same app without the lean route (the
-FastAPI route alone). Requests go over raw sockets (`request`, `exchange`), answers are compared parsed
-(`parsed`, `both`: the same request to both, each with its own key), and `state` is what Redis holds besides
-keys and rate counters."""
+as a hostile client would: `lean` is the app as built (the lean route served ahead of the middleware stack,
+`roles.http.front`), `plain` the same app without the lean route (the FastAPI route alone, through the whole
+stack). Requests go over raw sockets (`request`, `exchange`), answers are compared parsed (`parsed`, `both`:
+the same request to both, each with its own key), and `state` is what Redis holds besides keys and rate
+counters."""
 
 from __future__ import annotations
 
@@ -85,6 +86,7 @@ async def serve_pair(
     lean_app = create_app(settings, assistant_of(runtime))
     plain_app = create_app(settings, assistant_of(runtime))
     plain_app.router.routes[:] = [r for r in plain_app.router.routes if not isinstance(r, LeanChat)]
+    plain_app.lean = None  # nor ahead of the stack
     served: list[int] = []
     original = chat_stream._stream
 
