@@ -32,6 +32,7 @@ import openai
 from pydantic_core import PydanticSerializationError, to_json
 
 from brain.llm.endpoint import plain_local
+from brain.llm.events import StreamEvents, decode_json
 from brain.llm.lean_http import LeanHTTP, LeanResponse
 from brain.llm.retries import retry_delay, should_retry
 
@@ -90,7 +91,7 @@ class ChatHTTP:
             raise _failure(self.url, exc) from exc
         finally:
             response.release()
-        return json.loads(text)
+        return decode_json(text)
 
     async def stream(self, body: Mapping[str, Any]) -> AsyncIterator[Any]:
         """The decoded JSON of each event of a streamed answer, up to `[DONE]`; the connection goes back to
@@ -98,8 +99,16 @@ class ChatHTTP:
         response = await self._send(body)
         done = False
         try:
-            async for data in read_events(_lines(response, self.url)):
-                yield data
+            events = StreamEvents()  # one generator from the socket's pieces to the events (`events.py`)
+            while not events.done:
+                try:
+                    piece = await response.content.readany()
+                except OSError as exc:
+                    raise _failure(self.url, exc) from exc
+                if not piece:
+                    break
+                for data in events.feed(piece):
+                    yield data
             done = await _drained(response)
         finally:
             if done:
@@ -144,42 +153,13 @@ class ChatHTTP:
 
 async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
     """The JSON of each server-sent event in `lines` (without line ends) up to `[DONE]`, as the SDK reads
-    a chat stream: an event carrying `error` raises `openai.APIError` with its message and body."""
-    data: list[str] = []
-    seen = False
+    a chat stream (`StreamEvents`)."""
+    events = StreamEvents()
     async for line in lines:
-        if line:
-            if line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "data":
-                data.append(value)
-            elif field not in ("event", "id", "retry"):
-                continue
-            seen = True
-            continue
-        if not seen:
-            continue
-        text, data, seen = "\n".join(data), [], False
-        if text.startswith("[DONE]"):
+        for data in events.line(line):
+            yield data
+        if events.done:
             return
-        decoded = json.loads(text)
-        if isinstance(decoded, dict) and decoded.get("error"):
-            error = decoded["error"]
-            message = error.get("message") if isinstance(error, dict) else None
-            if not message or not isinstance(message, str):
-                message = "An error occurred during streaming"
-            raise openai.APIError(message, _request("POST", ""), body=error)
-        yield decoded
-
-
-async def _lines(response: LeanResponse, url: str) -> AsyncIterator[str]:
-    try:
-        async for raw in response.content:
-            yield raw.decode().rstrip("\r\n")
-    except OSError as exc:
-        raise _failure(url, exc) from exc
 
 
 async def _drained(response: LeanResponse) -> bool:

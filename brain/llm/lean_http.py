@@ -110,8 +110,8 @@ class _Connection(asyncio.Protocol):
 
 class LeanResponse:
     """A response as aiohttp's `ClientResponse` gives what `ChatHTTP` reads: `status`, `headers`, `read()`,
-    its body line by line (`content`, itself), `release()` (the connection back to the pool once the body
-    was read to its end) and `close()`."""
+    its body piece by piece (`content.readany()`) or line by line (`content`, itself), `release()` (the
+    connection back to the pool once the body was read to its end) and `close()`."""
 
     def __init__(self, pool: LeanHTTP, connection: _Connection) -> None:
         self._pool, self._connection = pool, connection
@@ -127,25 +127,25 @@ class LeanResponse:
         connection = self._connection
         return connection.complete and not connection.pieces
 
-    async def _piece(self) -> bytes | None:
-        """The next piece of the body; None at its end."""
+    async def readany(self) -> bytes:
+        """The next piece of the body as it came; `b""` at its end."""
         connection = self._connection
         while not connection.pieces:
             if connection.complete:
-                return None
+                return b""
             await connection.wait(self._pool.read_timeout)
         return connection.pieces.popleft()
 
     async def read(self) -> bytes:
         pieces = []
-        while (piece := await self._piece()) is not None:
+        while piece := await self.readany():
             pieces.append(piece)
         return b"".join(pieces)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         """The body's lines, each with its line end (the last one maybe without)."""
         rest = b""
-        while (piece := await self._piece()) is not None:
+        while piece := await self.readany():
             lines = (rest + piece).split(b"\n")
             rest = lines.pop()
             for line in lines:

@@ -47,7 +47,6 @@ __all__ = ["OpenAILLM"]
 
 _PATH = "/chat/completions"
 _MODELS_TIMEOUT = 5.0  # seconds the runtime waits for the model list at start, at most
-_END = object()
 _log = logging.getLogger("brain.llm")
 
 
@@ -285,11 +284,12 @@ class OpenAILLM:
                         stream_cls=openai.AsyncStream[object],
                     )
             try:
-                pending = aiter(chunks)
+                following = aiter(chunks).__anext__  # not `anext(..., default)`: a wrapper per chunk
                 while True:
-                    with pace:
-                        chunk = await anext(pending, _END)
-                    if chunk is _END:
+                    try:
+                        with pace:
+                            chunk = await following()
+                    except StopAsyncIteration:
                         break
                     pace.arrived()
                     for event in reader.feed(chunk):

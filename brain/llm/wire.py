@@ -99,6 +99,24 @@ class ChunkReader:
             raise MalformedReply(f"{exc}; got {excerpt(chunk)}") from None
 
     def _feed(self, chunk: Any) -> list[TextDelta | ToolCallDelta]:
+        # Nearly every chunk is one choice's piece of text: read at once, as the general reading below
+        # reads it (every other shape, and anything that reading refuses, goes there).
+        if type(chunk) is dict and chunk.get("usage") is None:
+            choices = chunk.get("choices")
+            if type(choices) is list and choices:
+                choice = choices[0]
+                if type(choice) is dict and choice.get("finish_reason") is None:
+                    delta = choice.get("delta")
+                    if type(delta) is dict and not delta.get("tool_calls"):
+                        text = delta.get("content")
+                        if text is None or type(text) is str:
+                            if not text:
+                                return []
+                            self.parts.append(text)
+                            return [TextDelta(text=text)]
+        return self._general(chunk)
+
+    def _general(self, chunk: Any) -> list[TextDelta | ToolCallDelta]:
         body = _dict(chunk, "a stream chunk")
         if body.get("usage") is not None:
             self.usage = parse_usage(body["usage"])
