@@ -13,7 +13,7 @@ Built from a runtime (`Assistant(runtime)`, `Assistant.from_settings(settings)`)
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from brain.errors import ConfigError
@@ -211,9 +211,18 @@ class Assistant(Role):
         twice and gives the stored answer)."""
         return await (await self.ready()).chat(user_id, chat_id, text, message_id=message_id)
 
-    async def chat_stream(
+    def chat_stream(
         self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
+        """One turn, streamed (`TurnEngine.chat_stream`): the engine's own stream once it is built, so that
+        no generator of ours handles each piece on its way (a streamed answer has hundreds)."""
+        if self._engine is not None:
+            return self._engine.chat_stream(user_id, chat_id, text, message_id=message_id)
+        return self._chat_stream_when_ready(user_id, chat_id, text, message_id)
+
+    async def _chat_stream_when_ready(
+        self, user_id: str, chat_id: str, text: str, message_id: str | None
+    ) -> AsyncGenerator[str, None]:
         async for piece in (await self.ready()).chat_stream(user_id, chat_id, text, message_id=message_id):
             yield piece
 

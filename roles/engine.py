@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -192,7 +192,7 @@ class TurnEngine:
 
     async def chat_stream(
         self, user_id: str, chat_id: str, text: str, *, message_id: str | None = None
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """One turn, streamed. `InputError` (nothing stored, nothing sent) for bad ids or text.
 
         `message_id` (the caller's idempotency key) becomes the question's id: a call retried with the same

@@ -255,14 +255,13 @@ class MemoryService:
         )
         return ChatView(chat=_info(chat_id, meta), summary_upto=meta.summary_upto, turns=views)
 
-    async def converse(
+    def converse(
         self, scope: Scope, chat_id: str, text: str, message_id: str | None = None
     ) -> AsyncGenerator[str, None]:
         """One turn with the assistant in the scope's `chat_id`, streamed (`message_id`: an idempotency
-        key, see `Assistant.chat`)."""
+        key, see `Assistant.chat`): the assistant's stream itself. `InputError` at once for a bad id."""
         chat = storage_chat(scope, chat_id)
-        async for piece in self.assistant.chat_stream(scope.user, chat, text, message_id=message_id):
-            yield piece
+        return self.assistant.chat_stream(scope.user, chat, text, message_id=message_id)
 
     async def dead_letters(self, scope: Scope, limit: int = 100) -> list[DeadLetterView]:
         """The scope's chats whose new turns wait outside the fact queue (dead letters), oldest first."""
