@@ -1,9 +1,11 @@
 """`brain serve` under load, and MCP round trips, as users run them (every part its own process).
 
 - A loopback OpenAI-compatible model (uvicorn, zero latency) streams back every `<Un>` marker its prompt
-  holds: an answer with another client's marker means a prompt held another tenant's memory. Facts are on
-  (the default): the servers' fact worker extracts from every turn, and the model answers its (non-streamed)
-  requests with no facts, as for small talk (and a short summary when asked to fold turns into one).
+  holds: an answer with another client's marker means a prompt held another tenant's memory. It streams an
+  answer in two pieces (`--pieces N`: N, as a real model streams hundreds, each costing the server its
+  work per piece). Facts are on (the default): the servers' fact worker extracts from every turn, and the
+  model answers its (non-streamed) requests with no facts, as for small talk (and a short summary when
+  asked to fold turns into one).
 - 500 clients, each with its own API key (its own tenant), say 20 turns each at once over HTTP
   (`POST /v1/chat`, server-sent events) against `brain serve --workers N` for N = 1, 2, 4, ... up to the
   cores here (`--cores`), then against two single-process servers on the same Redis (each client
@@ -222,6 +224,9 @@ async def main() -> None:
         "--model-procs", type=int, default=helpers, help="loopback model processes (cores / 4)"
     )
     parser.add_argument("--redis-io-threads", type=int, default=1, help="the Redis server's I/O threads")
+    parser.add_argument(
+        "--pieces", type=int, default=2, help="pieces the model streams an answer in (at least 2; default 2)"
+    )
     options = parser.parse_args()
     began = time.monotonic()
     results: dict[str, dict[str, float]] = {}
@@ -232,7 +237,9 @@ async def main() -> None:
         serve = [*brain_command(ROOT), "serve", "--port", "0"]
         with contextlib.ExitStack() as models:
             model_pids = tuple(
-                models.enter_context(process([sys.executable, "-c", MODEL, str(port)], env)).pid
+                models.enter_context(
+                    process([sys.executable, "-c", MODEL, str(port), str(options.pieces)], env)
+                ).pid
                 for _ in range(options.model_procs)
             )
             client = TranslatingRedis.from_url(redis_url)

@@ -93,9 +93,10 @@ class ChatHTTP:
             response.release()
         return decode_json(text)
 
-    async def stream(self, body: Mapping[str, Any]) -> AsyncIterator[Any]:
-        """The decoded JSON of each event of a streamed answer, up to `[DONE]`; the connection goes back to
-        the pool (or is closed, when the stream is left early) as the iterator ends."""
+    async def stream(self, body: Mapping[str, Any]) -> AsyncIterator[list[Any]]:
+        """The decoded JSON of the events of a streamed answer, up to `[DONE]`, in batches: those whose
+        bytes were there together (a batch is never empty); the connection goes back to the pool (or is
+        closed, when the stream is left early) as the iterator ends."""
         response = await self._send(body)
         done = False
         try:
@@ -107,8 +108,9 @@ class ChatHTTP:
                     raise _failure(self.url, exc) from exc
                 if not piece:
                     break
-                for data in events.feed(piece):
-                    yield data
+                batch = events.feed(piece)
+                if batch:
+                    yield batch
             done = await _drained(response)
         finally:
             if done:

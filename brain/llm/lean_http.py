@@ -128,13 +128,18 @@ class LeanResponse:
         return connection.complete and not connection.pieces
 
     async def readany(self) -> bytes:
-        """The next piece of the body as it came; `b""` at its end."""
+        """What of the body has come and was not read yet, waiting for some; `b""` at its end."""
         connection = self._connection
-        while not connection.pieces:
+        pieces = connection.pieces
+        while not pieces:
             if connection.complete:
                 return b""
             await connection.wait(self._pool.read_timeout)
-        return connection.pieces.popleft()
+        if len(pieces) == 1:
+            return pieces.popleft()
+        joined = b"".join(pieces)
+        pieces.clear()
+        return joined
 
     async def read(self) -> bytes:
         pieces = []

@@ -272,8 +272,10 @@ class OpenAILLM:
         pace = Pace(self._settings.first_token_timeout, self._settings.chunk_timeout)
         try:
             chunks: AsyncIterator[object]
+            batches: AsyncIterator[list[object]]
             if self._chat is not None:
-                chunks = self._chat.stream(request)  # sent on the first `anext`, within the first deadline
+                # sent on the first `anext`, within the first deadline; the chunks that came together at once
+                chunks = batches = self._chat.stream(request)
             else:
                 with pace:
                     chunks = await self._client.post(
@@ -283,21 +285,27 @@ class OpenAILLM:
                         stream=True,
                         stream_cls=openai.AsyncStream[object],
                     )
+                batches = _one_by_one(chunks)
             try:
-                following = aiter(chunks).__anext__  # not `anext(..., default)`: a wrapper per chunk
+                following = aiter(batches).__anext__  # not `anext(..., default)`: a wrapper per batch
                 while True:
                     try:
                         with pace:
-                            chunk = await following()
+                            batch = await following()
                     except StopAsyncIteration:
                         break
                     pace.arrived()
-                    for event in reader.feed(chunk):
-                        if calls_as_json is None or not isinstance(event, TextDelta):
+                    if calls_as_json is None:
+                        for event in _joined(reader, batch):
                             yield event
-                        else:
-                            for delta in calls_as_json.feed(event.text):
-                                yield delta
+                        continue
+                    for chunk in batch:
+                        for event in reader.feed(chunk):
+                            if not isinstance(event, TextDelta):
+                                yield event
+                            else:
+                                for delta in calls_as_json.feed(event.text):
+                                    yield delta
             finally:
                 await _close(chunks)
         except TimeoutError as exc:
@@ -479,6 +487,34 @@ class OpenAILLM:
             usage=usage,
             latency_s=latency,
         )
+
+
+async def _one_by_one(chunks: AsyncIterator[object]) -> AsyncIterator[list[object]]:
+    """The SDK's chunks, each a batch of its own (`ChatHTTP.stream`'s are those that came together)."""
+    async for chunk in chunks:
+        yield [chunk]
+
+
+def _joined(reader: ChunkReader, batch: list[object]) -> list[TextDelta | ToolCallDelta]:
+    """The events of a batch of chunks, the text of consecutive chunks in one `TextDelta`: pieces of an
+    answer that came together go on together (a server behind its streams passes on fewer, longer pieces,
+    not as many as the model sent, each costing it its way to the client)."""
+    if len(batch) == 1:
+        return reader.feed(batch[0])
+    events: list[TextDelta | ToolCallDelta] = []
+    text: list[str] = []
+    for chunk in batch:
+        for event in reader.feed(chunk):
+            if type(event) is TextDelta:
+                text.append(event.text)
+                continue
+            if text:
+                events.append(TextDelta(text="".join(text)))
+                text = []
+            events.append(event)
+    if text:
+        events.append(TextDelta(text="".join(text)))
+    return events
 
 
 async def _close(chunks: AsyncIterator[object]) -> None:

@@ -27,6 +27,15 @@ def _dict(value: Any, what: str) -> dict[str, Any]:
     return value
 
 
+def _list(value: Any, what: str) -> list[Any]:
+    """A list the reply may leave out (null, or empty)."""
+    if not value:
+        return []
+    if not isinstance(value, list):
+        raise MalformedReply(f"{what} are not a list")
+    return value
+
+
 def _text(value: Any, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise MalformedReply(f"{what} is not text")
@@ -61,7 +70,7 @@ def _completion(data: Any) -> tuple[str | None, tuple[ToolCall, ...], str | None
     choice = _dict(choices[0], "choices[0]")
     message = _dict(choice.get("message"), "choices[0].message")
     calls = []
-    for raw in message.get("tool_calls") or ():
+    for raw in _list(message.get("tool_calls"), "the tool calls"):
         call = _dict(raw, "a tool call")
         if call.get("type", "function") != "function":
             continue
@@ -127,7 +136,7 @@ class ChunkReader:
         self.finish_reason = _text(choice.get("finish_reason"), "finish_reason") or self.finish_reason
         delta = _dict(choice.get("delta") or {}, "a chunk's delta")
         events: list[TextDelta | ToolCallDelta] = []
-        for raw in delta.get("tool_calls") or ():
+        for raw in _list(delta.get("tool_calls"), "a chunk's tool calls"):
             piece = _dict(raw, "a tool call delta")
             index = piece.get("index", 0)
             if not isinstance(index, int):

@@ -213,7 +213,7 @@ async def test_streams_read_to_the_end_reuse_their_connection() -> None:
     assert chat is not None
     try:
         for _ in range(5):
-            (chunk,) = [c async for c in chat.stream({"model": "m", "stream": True})]
+            (chunk,) = [c async for batch in chat.stream({"model": "m", "stream": True}) for c in batch]
             assert chunk["choices"]
         assert (endpoint.requests, endpoint.connections) == (5, 1)
     finally:

@@ -92,7 +92,7 @@ def _chat(client: openai.AsyncOpenAI) -> ChatHTTP:
 
 async def _streams(chat: ChatHTTP, n: int) -> None:
     for _ in range(n):
-        (chunk,) = [c async for c in chat.stream({"model": "m", "stream": True})]
+        (chunk,) = [c async for batch in chat.stream({"model": "m", "stream": True}) for c in batch]
         assert chunk == CHUNK
 
 
@@ -230,7 +230,7 @@ async def test_leaving_a_stream_early_closes_its_connection() -> None:
     async with Endpoint(keep_alive(requests)) as url:
         chat = _chat(openai.AsyncOpenAI(base_url=url, api_key="sk"))
         stream = chat.stream({"model": "m", "stream": True})
-        assert await anext(stream) == CHUNK
+        assert await anext(stream) == [CHUNK]
         await stream.aclose()  # the rest unread: the connection cannot serve another request
         assert chat._lean is not None and not chat._lean._idle and not chat._lean._busy
         await chat.aclose()

@@ -280,10 +280,12 @@ async def test_structured_output_off_sends_no_response_format(openai_server: Scr
     assert "response_format" not in openai_server.chat_requests()[0].body
 
 
-async def test_streaming_assembles_chunks_and_usage(openai_server: ScriptedOpenAIServer) -> None:
-    openai_server.script(
-        Chat("The quick brown fox", chunks=("The", " qu", "ick brown", " fox"), usage=(9, 4))
-    )
+@pytest.mark.parametrize("delay", [0.2, 0.0])
+async def test_streaming_assembles_chunks_and_usage(
+    openai_server: ScriptedOpenAIServer, delay: float
+) -> None:
+    chunks = ("The", " qu", "ick brown", " fox")
+    openai_server.script(Chat("The quick brown fox", chunks=chunks, usage=(9, 4), chunk_delay=delay))
     deltas: list[str] = []
     final: list[Completion] = []
     async with gateway(openai_server) as llm:
@@ -292,7 +294,12 @@ async def test_streaming_assembles_chunks_and_usage(openai_server: ScriptedOpenA
                 deltas.append(event.text)
             else:
                 final.append(event)
-    assert deltas == ["The", " qu", "ick brown", " fox"]
+    if delay:  # chunks that come apart go on apart
+        assert deltas == list(chunks)
+    else:  # those that come together go on together: in whole chunks, never cut
+        assert "".join(deltas) == "The quick brown fox" and len(deltas) <= len(chunks)
+        ends = {len("".join(chunks[: i + 1])) for i in range(len(chunks))}
+        assert {len("".join(deltas[: i + 1])) for i in range(len(deltas))} <= ends
     assert len(final) == 1 and final[0].content == "The quick brown fox"
     assert (final[0].usage.prompt_tokens, final[0].usage.completion_tokens) == (9, 4)
     assert openai_server.requests[0].body["stream_options"] == {"include_usage": True}

@@ -1,4 +1,5 @@
-"""`ChunkReader`: the quick reading of a text chunk is the general reading, for every shape a chunk has."""
+"""`ChunkReader`: the quick reading of a text chunk is the general reading, for every shape a chunk has;
+the chunks of a stream that came together go on as one piece of text (`OpenAILLM.stream`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from brain.llm.openai_client import _joined
 from brain.llm.wire import ChunkReader, MalformedReply
 
 _ODD = st.one_of(
@@ -60,3 +62,25 @@ def test_a_text_chunk_is_read_quickly() -> None:
     chunk = {"choices": [{"index": 0, "delta": {"content": "行李"}, "finish_reason": None}]}
     assert [e.text for e in reader.feed(chunk)] == ["行李"]  # type: ignore[union-attr]
     assert reader.content == "行李" and reader.finish_reason is None
+
+
+def _chunk(text: str | None = None, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    delta: dict[str, Any] = {"content": text}
+    if calls is not None:
+        delta["tool_calls"] = calls
+    return {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+
+
+def test_chunks_that_came_together_go_on_together() -> None:
+    call = [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{}"}}]
+    batch = [_chunk("a"), _chunk("b"), _chunk(None, call), _chunk("c"), _chunk(""), _chunk("d")]
+    reader = ChunkReader()
+    events = _joined(reader, batch)
+    assert [(type(e).__name__, getattr(e, "text", None)) for e in events] == [
+        ("TextDelta", "ab"),
+        ("ToolCallDelta", None),
+        ("TextDelta", "cd"),
+    ]
+    assert reader.content == "abcd" and reader.tool_calls[0].name == "f"
+    one = _chunk("x")
+    assert _joined(ChunkReader(), [one]) == ChunkReader().feed(one)
