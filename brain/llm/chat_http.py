@@ -32,11 +32,11 @@ import openai
 from pydantic_core import PydanticSerializationError, to_json
 
 from brain.llm.endpoint import plain_local
-from brain.llm.events import StreamEvents, decode_json
+from brain.llm.events import StreamEvents, decode_json, endpoint_request
 from brain.llm.lean_http import LeanHTTP, LeanResponse
 from brain.llm.retries import retry_delay, should_retry
 
-__all__ = ["ChatHTTP", "read_events"]
+__all__ = ["ChatHTTP"]
 
 _log = logging.getLogger("brain.llm")
 _DECODED = ("content-encoding", "content-length", "transfer-encoding")  # the body is already decoded
@@ -153,17 +153,6 @@ class ChatHTTP:
             attempt += 1
 
 
-async def read_events(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
-    """The JSON of each server-sent event in `lines` (without line ends) up to `[DONE]`, as the SDK reads
-    a chat stream (`StreamEvents`)."""
-    events = StreamEvents()
-    async for line in lines:
-        for data in events.line(line):
-            yield data
-        if events.done:
-            return
-
-
 async def _drained(response: LeanResponse) -> bool:
     """Whether the rest of a stream after `[DONE]` (its end) was read within a second: the connection
     can then be reused. A server that holds the stream open after `[DONE]` gets its connection closed."""
@@ -202,10 +191,6 @@ def _lower(headers: Mapping[str, str]) -> dict[str, str]:
     return {k.lower(): v for k, v in headers.items()}
 
 
-def _request(method: str, url: str) -> httpx2.Request:
-    return httpx2.Request(method, url or "http://endpoint/chat/completions")
-
-
 def _body(body: Mapping[str, Any]) -> bytes:
     """`body` as JSON: pydantic-core's encoder (a third of `json.dumps`' time for a turn's prompt); a text
     that UTF-8 cannot carry (a lone surrogate) is written as `json.dumps` writes it, escaped."""
@@ -218,8 +203,8 @@ def _body(body: Mapping[str, Any]) -> bytes:
 def _failure(url: str, exc: BaseException) -> openai.APIError:
     """The SDK's exception for a request that got no answer: a timeout, or no connection."""
     if isinstance(exc, TimeoutError):
-        return openai.APITimeoutError(request=_request("POST", url))
-    return openai.APIConnectionError(message=f"Connection error: {exc}", request=_request("POST", url))
+        return openai.APITimeoutError(request=endpoint_request(url))
+    return openai.APIConnectionError(message=f"Connection error: {exc}", request=endpoint_request(url))
 
 
 async def _status_error(url: str, response: LeanResponse) -> openai.APIStatusError:
@@ -244,7 +229,7 @@ async def _status_error(url: str, response: LeanResponse) -> openai.APIStatusErr
         if isinstance(said, str) and said:
             message += f" - {said}"
     kept = [(k, v) for k, v in response.headers.items() if k.lower() not in _DECODED]
-    reply = httpx2.Response(response.status, headers=kept, content=raw, request=_request("POST", url))
+    reply = httpx2.Response(response.status, headers=kept, content=raw, request=endpoint_request(url))
     data = body.get("error", body) if isinstance(body, dict) else body
     kind = _STATUS_ERRORS.get(response.status)
     if kind is None:

@@ -16,9 +16,7 @@ import httpx2
 import openai
 from pydantic_core import from_json
 
-__all__ = ["StreamEvents", "decode_json"]
-
-_REQUEST_URL = "http://endpoint/chat/completions"  # what an `APIError` of a stream names as its request
+__all__ = ["StreamEvents", "decode_json", "endpoint_request"]
 
 
 class StreamEvents:
@@ -81,7 +79,7 @@ class StreamEvents:
             message = error.get("message") if isinstance(error, dict) else None
             if not message or not isinstance(message, str):
                 message = "An error occurred during streaming"
-            raise openai.APIError(message, httpx2.Request("POST", _REQUEST_URL), body=error)
+            raise openai.APIError(message, endpoint_request(), body=error)
         events.append(decoded)
 
 
@@ -93,3 +91,9 @@ def decode_json(text: str | bytes) -> Any:
         return from_json(text)
     except ValueError:
         return json.loads(text)
+
+
+def endpoint_request(url: str = "") -> httpx2.Request:
+    """The request an `openai` error of a chat call names: POST to `url`, or to a stand-in where the URL is
+    not known (an error inside a stream)."""
+    return httpx2.Request("POST", url or "http://endpoint/chat/completions")

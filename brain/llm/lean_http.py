@@ -18,7 +18,7 @@ import contextlib
 import ssl
 import urllib.parse
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import cast
 
 import httptools
@@ -110,8 +110,8 @@ class _Connection(asyncio.Protocol):
 
 class LeanResponse:
     """A response as aiohttp's `ClientResponse` gives what `ChatHTTP` reads: `status`, `headers`, `read()`,
-    its body piece by piece (`content.readany()`) or line by line (`content`, itself), `release()` (the
-    connection back to the pool once the body was read to its end) and `close()`."""
+    its body piece by piece (`content.readany()`; `content` is itself), `release()` (the connection back to
+    the pool once the body was read to its end) and `close()`."""
 
     def __init__(self, pool: LeanHTTP, connection: _Connection) -> None:
         self._pool, self._connection = pool, connection
@@ -146,17 +146,6 @@ class LeanResponse:
         while piece := await self.readany():
             pieces.append(piece)
         return b"".join(pieces)
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        """The body's lines, each with its line end (the last one maybe without)."""
-        rest = b""
-        while piece := await self.readany():
-            lines = (rest + piece).split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                yield line + b"\n"
-        if rest:
-            yield rest
 
     def release(self) -> None:
         if not self._done:

@@ -6,25 +6,21 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.parse
-from collections.abc import AsyncIterator
 
 import openai
 import pytest
 
-from brain.llm.chat_http import ChatHTTP, read_events
+from brain.llm.chat_http import ChatHTTP
+from brain.llm.events import StreamEvents
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import ChatMessage, TextDelta
 from brain.settings import LLMSettings
 from tests.support.openai_server import Chat, Embeddings, Fault, ScriptedOpenAIServer
 
 
-async def _lines(*lines: str) -> AsyncIterator[str]:
-    for line in lines:
-        yield line
-
-
 async def _events(*lines: str) -> list[object]:
-    return [event async for event in read_events(_lines(*lines))]
+    events = StreamEvents()
+    return [event for line in lines for event in events.line(line)]
 
 
 async def test_events_are_read_as_the_sdk_reads_them() -> None:
