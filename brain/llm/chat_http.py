@@ -4,12 +4,14 @@ With many streams at once the `openai` SDK over httpx costs milliseconds of CPU 
 a connection pool that scans every pooled connection, stream wrappers); `benchmarks/serve.py` measured ~3.7
 ms per streamed call at 500 streams, against ~0.25 ms for the same call over aiohttp and ~0.07 ms over
 `brain.llm.lean_http` (asyncio protocols and httptools), which `ChatHTTP` uses. It applies where that
-transport does and no proxy is set (`ChatHTTP.for_client`); elsewhere the SDK sends the request (through
-the proxy). `ChatHTTP` sends the SDK's own request (its URL, headers and auth, taken from the client it was
-built from) and keeps its behaviour: retries with the same rules (`brain.llm.retries`), the same exceptions
+transport does and no proxy is set; elsewhere the SDK sends the request (through the proxy). Made from
+settings (`for_settings`), it sends the request of the client `create_openai_client` would build (its
+URL, authorization, organization and project; our own `User-Agent`) without importing the SDK, a third of
+`brain chat`'s start; made from a client (`for_client`), that client's request, headers and all. It keeps
+the SDK's behaviour: retries with the same rules (`brain.llm.retries`), the same exceptions
 (`openai.APIStatusError` and its subclasses, `APIConnectionError`, `APITimeoutError`, an `APIError` for an
-error inside a stream), the same stream reading (server-sent events up to `[DONE]`). Everything else stays
-on the SDK.
+error inside a stream: the SDK is imported when one is made), the same stream reading (server-sent events
+up to `[DONE]`). Everything else stays on the SDK.
 
 One instance per client, used on one event loop; `aclose()` closes its connections.
 """
@@ -25,43 +27,60 @@ import ssl
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-import openai
 from pydantic_core import PydanticSerializationError, to_json
 
 from brain.llm.endpoint import plain_local
 from brain.llm.events import StreamEvents, decode_json, endpoint_request
 from brain.llm.lean_http import LeanHTTP, LeanResponse
 from brain.llm.retries import retry_delay, should_retry
+from brain.settings import LLMSettings
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["ChatHTTP"]
 
 _log = logging.getLogger("brain.llm")
 _DECODED = ("content-encoding", "content-length", "transfer-encoding")  # the body is already decoded
-_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
-    400: openai.BadRequestError,
-    401: openai.AuthenticationError,
-    403: openai.PermissionDeniedError,
-    404: openai.NotFoundError,
-    409: openai.ConflictError,
-    422: openai.UnprocessableEntityError,
-    429: openai.RateLimitError,
-}
+_OPENAI = "https://api.openai.com/v1"  # the SDK's endpoint where none is set
+_USER_AGENT = "brain-assistant"  # our own: the SDK's names the SDK, which does not send these
+_FROM_ENVIRONMENT = (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID"))
 
 
 class ChatHTTP:
-    """POST `/chat/completions` of the endpoint `client` talks to, as `client` would send it. Made with
-    `for_client`, where it applies."""
+    """POST `/chat/completions` to `url` with `headers`, retried up to `retries` times, each read within
+    `seconds`. Made with `for_settings` or `for_client`, where it applies."""
 
-    def __init__(self, url: str, headers: Mapping[str, str], client: openai.AsyncOpenAI) -> None:
+    def __init__(self, url: str, headers: Mapping[str, str], retries: int, seconds: float | None) -> None:
         self.url = url
         self._headers = dict(headers)
-        self._retries = client.max_retries
-        timeout = client.timeout
-        self._seconds = timeout if isinstance(timeout, int | float) else getattr(timeout, "read", None)
+        self._retries = retries
+        self._seconds = seconds
         self._lean: LeanHTTP | None = None
+
+    @classmethod
+    def for_settings(cls, settings: LLMSettings) -> ChatHTTP | None:
+        """Chat requests to the endpoint of `settings` as the client `create_openai_client` builds sends
+        them (its URL, authorization, organization and project; `OPENAI_BASE_URL`, `OPENAI_ORG_ID` and
+        `OPENAI_PROJECT_ID` read as the SDK reads them), without building one: the SDK is not imported
+        for them (`brain.llm.endpoint`). None for Azure, and as `for_client` says."""
+        if settings.api_type != "openai":
+            return None
+        base = settings.base_url or os.environ.get("OPENAI_BASE_URL") or _OPENAI
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        headers = {
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "User-Agent": _USER_AGENT,
+            "Authorization": f"Bearer {key or 'not-needed'}",
+        }
+        for header, variable in _FROM_ENVIRONMENT:
+            value = os.environ.get(variable)
+            if value is not None:  # set but empty, it is sent as the SDK sends it
+                headers[header] = value
+        return cls._made(base, headers, settings.max_retries, settings.timeout)
 
     @classmethod
     def for_client(cls, client: openai.AsyncOpenAI) -> ChatHTTP | None:
@@ -69,13 +88,21 @@ class ChatHTTP:
         `LeanHTTP.applies`) or the environment names a proxy for the endpoint (`HTTPS_PROXY`,
         `HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`, as httpx reads them; never for plain HTTP on this
         machine, `brain.llm.endpoint.plain_local`): the SDK's client then sends them, through the proxy."""
-        url = str(client.base_url).rstrip("/") + "/chat/completions"
         headers = {**client.default_headers, **client.auth_headers}
         kept = {k: v for k, v in headers.items() if isinstance(v, str)}
+        timeout = client.timeout
+        seconds = timeout if isinstance(timeout, int | float) else getattr(timeout, "read", None)
+        return cls._made(str(client.base_url), kept, client.max_retries, seconds)
+
+    @classmethod
+    def _made(
+        cls, base: str, headers: dict[str, str], retries: int, seconds: float | None
+    ) -> ChatHTTP | None:
+        url = base.rstrip("/") + "/chat/completions"
         proxied = _env_proxy(url) is not None and not plain_local(url)
-        if proxied or not LeanHTTP.applies(url, kept):
+        if proxied or not LeanHTTP.applies(url, headers):
             return None
-        return cls(url, kept, client)
+        return cls(url, headers, retries, seconds)
 
     async def aclose(self) -> None:
         if self._lean is not None:
@@ -202,6 +229,8 @@ def _body(body: Mapping[str, Any]) -> bytes:
 
 def _failure(url: str, exc: BaseException) -> openai.APIError:
     """The SDK's exception for a request that got no answer: a timeout, or no connection."""
+    import openai  # imported where its errors are made (`brain.llm.endpoint`)
+
     if isinstance(exc, TimeoutError):
         return openai.APITimeoutError(request=endpoint_request(url))
     return openai.APIConnectionError(message=f"Connection error: {exc}", request=endpoint_request(url))
@@ -210,6 +239,9 @@ def _failure(url: str, exc: BaseException) -> openai.APIError:
 async def _status_error(url: str, response: LeanResponse) -> openai.APIStatusError:
     """The SDK's exception for an error status, with the body it would carry (the `error` object when
     there is one), read in full and the connection released."""
+    import httpx2
+    import openai
+
     try:
         raw = await response.read()
     except OSError:
@@ -231,7 +263,16 @@ async def _status_error(url: str, response: LeanResponse) -> openai.APIStatusErr
     kept = [(k, v) for k, v in response.headers.items() if k.lower() not in _DECODED]
     reply = httpx2.Response(response.status, headers=kept, content=raw, request=endpoint_request(url))
     data = body.get("error", body) if isinstance(body, dict) else body
-    kind = _STATUS_ERRORS.get(response.status)
+    kinds: dict[int, type[openai.APIStatusError]] = {
+        400: openai.BadRequestError,
+        401: openai.AuthenticationError,
+        403: openai.PermissionDeniedError,
+        404: openai.NotFoundError,
+        409: openai.ConflictError,
+        422: openai.UnprocessableEntityError,
+        429: openai.RateLimitError,
+    }
+    kind = kinds.get(response.status)
     if kind is None:
         kind = openai.InternalServerError if response.status >= 500 else openai.APIStatusError
     return kind(message, response=reply, body=data)

@@ -1,13 +1,19 @@
 """The OpenAI SDK client an `OpenAILLM` talks through: building it from settings, and what it (or a
-misbehaving server) can raise, as an `LLMError` that never carries the API key."""
+misbehaving server) can raise, as an `LLMError` that never carries the API key.
+
+The SDK is imported where a client is built, never with this module: importing `openai` takes ~0.35 s
+(its every type), a third of `brain chat`'s start, and a streamed chat over `ChatHTTP` needs none of it.
+Until it is imported, no exception of its can exist, so `failures()` and the checks below read it from
+`sys.modules`."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import openai
 import pydantic
 
 from brain.errors import ConfigError, ContextOverflowError, LLMError, LLMTimeoutError
@@ -17,21 +23,42 @@ from brain.llm.wire import MalformedReply
 from brain.logs import redact
 from brain.settings import LLMSettings
 
-__all__ = ["FAILURES", "as_llm_error", "create_openai_client", "is_overflow", "plain_local"]
+if TYPE_CHECKING:
+    import openai
+
+__all__ = [
+    "as_llm_error",
+    "check_endpoint",
+    "create_openai_client",
+    "failures",
+    "is_overflow",
+    "plain_local",
+    "refused_request",
+]
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+_FAILURES = (pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
 
-FAILURES = (openai.OpenAIError, pydantic.ValidationError, ValueError, KeyError, TypeError, AttributeError)
-"""What the SDK or a misbehaving server can throw at us; all become `LLMError` (`as_llm_error`)."""
+
+def failures() -> tuple[type[Exception], ...]:
+    """What the SDK or a misbehaving server can throw at us (`except failures() as exc`); all become
+    `LLMError` (`as_llm_error`). The SDK's errors are among them once it is imported."""
+    if not _imported():
+        return _FAILURES
+    import openai
+
+    return (openai.OpenAIError, *_FAILURES)
 
 
 def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
     """A client with the settings' endpoint, timeout and retry budget (the SDK retries 408/409/429/5xx and
     connection errors with backoff, honouring Retry-After). The caller owns it and must close it."""
+    check_endpoint(settings)
+    import openai
+
     key = settings.api_key.get_secret_value() if settings.api_key is not None else None
     if settings.api_type == "azure":
-        if settings.base_url is None or settings.api_version is None:
-            raise ConfigError("llm.api_type azure needs llm.base_url (Azure endpoint) and llm.api_version")
+        assert settings.base_url is not None
         return openai.AsyncAzureOpenAI(
             api_key=key,
             azure_endpoint=settings.base_url,
@@ -49,7 +76,15 @@ def create_openai_client(settings: LLMSettings) -> openai.AsyncOpenAI:
     )
 
 
+def check_endpoint(settings: LLMSettings) -> None:
+    """`ConfigError` for settings no client can be built from (an Azure endpoint half set)."""
+    if settings.api_type == "azure" and (settings.base_url is None or settings.api_version is None):
+        raise ConfigError("llm.api_type azure needs llm.base_url (Azure endpoint) and llm.api_version")
+
+
 def _direct() -> openai.DefaultAsyncHttpxClient:
+    import openai
+
     return openai.DefaultAsyncHttpxClient(verify=False, trust_env=False)
 
 
@@ -79,12 +114,34 @@ def as_llm_error(model: str, exc: Exception, secrets: Sequence[str]) -> LLMError
 
 def is_overflow(exc: Exception) -> bool:
     """Whether `exc` is the endpoint saying the prompt is longer than the model's context window."""
+    if not _imported():
+        return False
+    import openai
+
     return isinstance(exc, openai.APIStatusError) and is_context_overflow(
         exc.status_code, exc.body, exc.message
     )
 
 
+def refused_request(exc: Exception) -> openai.APIStatusError | None:
+    """`exc` when it is the endpoint refusing the request itself (HTTP 400 or 422), else None."""
+    if not _imported():
+        return None
+    import openai
+
+    return exc if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError) else None
+
+
+def _imported() -> bool:
+    """Whether the SDK is imported: before, no exception of its can exist."""
+    return "openai" in sys.modules
+
+
 def _describe(model: str, exc: Exception) -> LLMError:
+    if not _imported():
+        return _describe_other(model, exc)
+    import openai
+
     if isinstance(exc, openai.APIStatusError) and is_overflow(exc):
         limit = context_limit(exc.body, exc.message)
         window = f" of {limit} tokens" if limit is not None else ""
@@ -99,10 +156,16 @@ def _describe(model: str, exc: Exception) -> LLMError:
         return LLMTimeoutError(f"{model}: the LLM endpoint timed out (retries spent)")
     if isinstance(exc, openai.APIConnectionError):
         return LLMError(f"{model}: cannot reach the LLM endpoint (retries spent): {exc}")
+    if isinstance(exc, openai.APIResponseValidationError):
+        return LLMError(f"{model}: malformed reply from the LLM endpoint: {type(exc).__name__}")
+    return _describe_other(model, exc)
+
+
+def _describe_other(model: str, exc: Exception) -> LLMError:
     if isinstance(exc, MalformedReply):
         return LLMError(f"{model}: malformed reply from the LLM endpoint: {exc}")
     if isinstance(exc, json.JSONDecodeError):
         return LLMError(f"{model}: malformed reply from the LLM endpoint, not JSON: {excerpt(exc.doc)}")
-    if isinstance(exc, pydantic.ValidationError | openai.APIResponseValidationError):
+    if isinstance(exc, pydantic.ValidationError):
         return LLMError(f"{model}: malformed reply from the LLM endpoint: {type(exc).__name__}")
     return LLMError(f"{model}: LLM call failed: {type(exc).__name__}: {exc}")

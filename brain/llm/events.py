@@ -10,11 +10,12 @@ yields them.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-import openai
 from pydantic_core import from_json
+
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = ["StreamEvents", "decode_json", "endpoint_request"]
 
@@ -79,6 +80,8 @@ class StreamEvents:
             message = error.get("message") if isinstance(error, dict) else None
             if not message or not isinstance(message, str):
                 message = "An error occurred during streaming"
+            import openai  # the SDK is imported where its errors are made (`brain.llm.endpoint`)
+
             raise openai.APIError(message, endpoint_request(), body=error)
         events.append(decoded)
 
@@ -96,4 +99,6 @@ def decode_json(text: str | bytes) -> Any:
 def endpoint_request(url: str = "") -> httpx2.Request:
     """The request an `openai` error of a chat call names: POST to `url`, or to a stand-in where the URL is
     not known (an error inside a stream)."""
+    import httpx2
+
     return httpx2.Request("POST", url or "http://endpoint/chat/completions")

@@ -7,16 +7,14 @@ import logging
 import time
 from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
-from typing import Any, Literal
-
-import openai
+from typing import TYPE_CHECKING, Any, Literal
 
 from brain import telemetry
 from brain.errors import LLMError, LLMTimeoutError, MalformedReplyError
 from brain.llm.batching import cut
 from brain.llm.capabilities import STRICTNESS, Capabilities
 from brain.llm.chat_http import ChatHTTP
-from brain.llm.endpoint import FAILURES, as_llm_error, create_openai_client
+from brain.llm.endpoint import as_llm_error, check_endpoint, create_openai_client, failures, refused_request
 from brain.llm.overflow import has_overflow_code
 from brain.llm.pace import Pace
 from brain.llm.protocol import (
@@ -43,6 +41,9 @@ from brain.llm.windows import listed_context_window
 from brain.llm.wire import ChunkReader, parse_completion
 from brain.settings import LLMSettings
 
+if TYPE_CHECKING:
+    import openai
+
 __all__ = ["OpenAILLM"]
 
 _PATH = "/chat/completions"
@@ -51,11 +52,13 @@ _log = logging.getLogger("brain.llm")
 
 
 class OpenAILLM:
-    """An `LLM` over an injected `openai.AsyncOpenAI`; closes the client only if it created it."""
+    """An `LLM` over an injected `openai.AsyncOpenAI`, or over one built from `settings` when first needed
+    (`client=None`; with `lean_chat`, chat completions never need it); closes the client only if it
+    created it."""
 
     def __init__(
         self,
-        client: openai.AsyncOpenAI,
+        client: openai.AsyncOpenAI | None,
         settings: LLMSettings,
         tokenizer: Tokenizer | None = None,
         *,
@@ -66,10 +69,9 @@ class OpenAILLM:
     ) -> None:
         self._client = client
         # Chat completions of a client built here from settings go over `ChatHTTP` where it applies (no
-        # proxy): the same request, retries and errors at a fraction of the CPU. An injected client is used
-        # for everything.
-        lean = lean_chat and type(client) is openai.AsyncOpenAI
-        self._chat = ChatHTTP.for_client(client) if lean else None
+        # proxy): the same request, retries and errors at a fraction of the CPU, without the SDK (its
+        # import is a third of `brain chat`'s start). An injected client is used for everything.
+        self._chat = _lean_chat(client, settings) if lean_chat else None
         self._settings = settings
         self._tokenizer = tokenizer  # loaded on first use: only needed when a server reports no usage
         self._owns_client = owns_client
@@ -88,10 +90,11 @@ class OpenAILLM:
         usage: UsageLedger | None = None,
     ) -> OpenAILLM:
         """Create the client too; `aclose()` (or `async with`) closes it. `capabilities`: the endpoint's,
-        when other clients share it; `usage`: the ledger to record calls in (default: a new one)."""
-        client = create_openai_client(settings)
+        when other clients share it; `usage`: the ledger to record calls in (default: a new one). The
+        SDK's client is built when a call first needs it; `ConfigError` for settings it refuses."""
+        check_endpoint(settings)
         return cls(
-            client,
+            None,
             settings,
             tokenizer,
             owns_client=True,
@@ -114,10 +117,17 @@ class OpenAILLM:
             self._tokenizer = Tokenizer.for_model(self._settings.model, self._settings.encoding)
         return self._tokenizer
 
+    def _sdk(self) -> openai.AsyncOpenAI:
+        """The SDK's client: the injected one, else one built from the settings now (owned)."""
+        if self._client is None:
+            self._client = create_openai_client(self._settings)
+            self._owns_client = True
+        return self._client
+
     async def aclose(self) -> None:
         if self._chat is not None:
             await self._chat.aclose()
-        if self._owns_client:
+        if self._owns_client and self._client is not None:
             await self._client.close()
 
     async def __aenter__(self) -> OpenAILLM:
@@ -206,7 +216,7 @@ class OpenAILLM:
             raise self._late("chat", self.model, started, "no reply", "llm.timeout") from exc
         try:
             content, calls, finish_reason, server_usage = parse_completion(data)
-        except FAILURES as exc:
+        except failures() as exc:
             raise self._failed("chat", self.model, started, exc) from exc
         if self._json_tools(messages, tools):
             content, calls = self._read_tools(content, finish_reason, started)
@@ -228,11 +238,12 @@ class OpenAILLM:
                 if self._chat is not None:
                     data = await self._chat.complete(request)
                 else:
-                    data = await self._client.post(_PATH, body=request, cast_to=object)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                    data = await self._sdk().post(_PATH, body=request, cast_to=object)
+            except failures() as exc:
+                refused = refused_request(exc)
                 # A prompt too long is refused in every mode: said as a code, it is not asked again; said
                 # only in words (which might be about the format), it is an overflow at the last step.
-                if mode == "off" or has_overflow_code(exc.body):
+                if refused is None or mode == "off" or has_overflow_code(refused.body):
                     raise self._failed("chat", self.model, started, exc) from exc
                 # Endpoints without structured output refuse the request (400 or 422): one step lower.
                 weaker = STRICTNESS[STRICTNESS.index(mode) + 1]
@@ -240,13 +251,11 @@ class OpenAILLM:
                     "%s: the endpoint refused response_format %s (HTTP %s); asking with %s",
                     self.model,
                     mode,
-                    exc.status_code,
+                    refused.status_code,
                     weaker,
                 )
                 mode = weaker
                 continue
-            except FAILURES as exc:
-                raise self._failed("chat", self.model, started, exc) from exc
             if json_schema is not None:
                 self.capabilities.accepted(mode)
             return data
@@ -277,8 +286,11 @@ class OpenAILLM:
                 # sent on the first `anext`, within the first deadline; the chunks that came together at once
                 chunks = batches = self._chat.stream(request)
             else:
+                client = self._sdk()
+                import openai  # imported by `_sdk` already
+
                 with pace:
-                    chunks = await self._client.post(
+                    chunks = await client.post(
                         _PATH,
                         body=request,
                         cast_to=object,
@@ -314,7 +326,7 @@ class OpenAILLM:
                     "chat", self.model, started, "no first token", "llm.first_token_timeout"
                 ) from exc
             raise self._late("chat", self.model, started, "the reply stalled", "llm.chunk_timeout") from exc
-        except FAILURES as exc:
+        except failures() as exc:
             raise self._failed("chat", self.model, started, exc) from exc
         finally:
             pace.close()
@@ -335,11 +347,11 @@ class OpenAILLM:
             return None
         try:
             async with asyncio.timeout(min(self._settings.timeout, _MODELS_TIMEOUT)):
-                data = await self._client.with_options(max_retries=0).get("/models", cast_to=object)
+                data = await self._sdk().with_options(max_retries=0).get("/models", cast_to=object)
         except TimeoutError:
             _log.debug("%s: no model list from the endpoint within %s s", self.model, _MODELS_TIMEOUT)
             return None
-        except FAILURES as exc:
+        except failures() as exc:
             _log.debug("no model list: %s", as_llm_error(self.model, exc, self._secrets))
             return None
         return listed_context_window(data, self.model)
@@ -367,11 +379,11 @@ class OpenAILLM:
         body = {"model": model, "query": query, "documents": list(documents), "top_n": len(documents)}
         try:
             async with asyncio.timeout(self._settings.timeout):
-                reply = await self._client.post("/rerank", cast_to=object, body=body)
+                reply = await self._sdk().post("/rerank", cast_to=object, body=body)
             scores = parse_rerank(reply, len(documents))
         except TimeoutError as exc:
             raise self._late("rerank", model, started, "no scores", "llm.timeout") from exc
-        except FAILURES as exc:
+        except failures() as exc:
             raise self._failed("rerank", model, started, exc) from exc
         except LLMError as exc:  # a reply that does not score every document
             telemetry.llm_call("rerank", model, started, error=exc)
@@ -406,12 +418,12 @@ class OpenAILLM:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self._settings.timeout):
-                response = await self._client.embeddings.create(model=model, input=list(texts))
+                response = await self._sdk().embeddings.create(model=model, input=list(texts))
             vectors = [d.embedding for d in sorted(response.data, key=lambda d: d.index)]
             prompt_tokens = response.usage.prompt_tokens if response.usage is not None else None
         except TimeoutError as exc:
             raise self._late("embeddings", model, started, "no vectors", "llm.timeout") from exc
-        except FAILURES as exc:
+        except failures() as exc:
             raise self._failed("embeddings", model, started, exc) from exc
         if len(vectors) != len(texts) or any(not v for v in vectors):
             raise LLMError(
@@ -489,6 +501,16 @@ class OpenAILLM:
         )
 
 
+def _lean_chat(client: openai.AsyncOpenAI | None, settings: LLMSettings) -> ChatHTTP | None:
+    """`ChatHTTP` where it applies: for the settings' endpoint when no client is injected (the SDK is not
+    imported), else for a plain `openai.AsyncOpenAI`'s (not Azure's, not a subclass's)."""
+    if client is None:
+        return ChatHTTP.for_settings(settings)
+    import openai
+
+    return ChatHTTP.for_client(client) if type(client) is openai.AsyncOpenAI else None
+
+
 async def _one_by_one(chunks: AsyncIterator[object]) -> AsyncIterator[list[object]]:
     """The SDK's chunks, each a batch of its own (`ChatHTTP.stream`'s are those that came together)."""
     async for chunk in chunks:
@@ -518,8 +540,5 @@ def _joined(reader: ChunkReader, batch: list[object]) -> list[TextDelta | ToolCa
 
 
 async def _close(chunks: AsyncIterator[object]) -> None:
-    """Close a stream: the SDK's (`close`) or `ChatHTTP`'s (an async generator: `aclose`)."""
-    if isinstance(chunks, openai.AsyncStream):
-        await chunks.close()
-    else:
-        await chunks.aclose()  # type: ignore[attr-defined]
+    """Close a stream: the SDK's (`AsyncStream.aclose`, its `close`) or `ChatHTTP`'s (a generator)."""
+    await chunks.aclose()  # type: ignore[attr-defined]

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import urllib.parse
 
 import openai
 import pytest
 
 from brain.llm.chat_http import ChatHTTP
+from brain.llm.endpoint import create_openai_client
 from brain.llm.events import StreamEvents
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import ChatMessage, TextDelta
@@ -51,7 +54,9 @@ async def test_an_error_inside_a_stream_is_the_sdks_api_error() -> None:
         await _events("data: not json", "")
 
 
-async def test_the_request_carries_the_sdks_headers(openai_server: ScriptedOpenAIServer) -> None:
+async def test_the_request_carries_the_endpoints_authorization_and_our_agent(
+    openai_server: ScriptedOpenAIServer,
+) -> None:
     settings = LLMSettings(base_url=openai_server.url, api_key="sk-test-1", model="m", max_retries=0)
     openai_server.script(Chat(content="hi"))
     async with OpenAILLM.from_settings(settings) as llm:
@@ -60,9 +65,82 @@ async def test_the_request_carries_the_sdks_headers(openai_server: ScriptedOpenA
     (request,) = openai_server.chat_requests()
     headers = {k.lower(): v for k, v in request.headers.items()}
     assert headers["authorization"] == "Bearer sk-test-1"
-    assert headers["user-agent"].startswith("AsyncOpenAI/Python")
+    assert headers["user-agent"] == "brain-assistant"
     assert headers["content-type"] == "application/json"
-    assert "x-stainless-lang" in headers
+    assert headers["accept"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    ("base_url", "key", "environment"),
+    [
+        ("http://127.0.0.1:8000/v1", "sk-1", {}),
+        ("http://127.0.0.1:8000/v1/", None, {}),  # no key: the SDK is given "not-needed"
+        (None, "sk-2", {}),  # OpenAI's own endpoint
+        (None, "sk-3", {"OPENAI_BASE_URL": "http://127.0.0.1:9000/v2"}),  # read by the SDK where none is set
+        ("https://llm.example/v1", "sk-4", {"OPENAI_ORG_ID": "org-1", "OPENAI_PROJECT_ID": "proj-1"}),
+        ("https://llm.example/v1", "sk-5", {"OPENAI_ORG_ID": "", "OPENAI_PROJECT_ID": "proj-2"}),
+    ],
+)
+def test_made_from_settings_it_sends_what_the_sdks_client_would(
+    monkeypatch: pytest.MonkeyPatch, base_url: str | None, key: str | None, environment: dict[str, str]
+) -> None:
+    for name in ("OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    settings = LLMSettings(base_url=base_url, api_key=key, model="m", max_retries=2, timeout=7.0)
+    lean = ChatHTTP.for_settings(settings)
+    client = create_openai_client(settings)
+    sdk = ChatHTTP.for_client(client)
+    assert lean is not None and sdk is not None
+    assert lean.url == sdk.url
+    assert (lean._retries, lean._seconds) == (sdk._retries, sdk._seconds) == (2, 7.0)
+    said = {k.lower(): v for k, v in sdk._headers.items()}
+    ours = {k.lower(): v for k, v in lean._headers.items()}
+    assert ours.pop("user-agent") == "brain-assistant"
+    # what the endpoint reads: everything the SDK sends but its own identification
+    assert ours == {k: v for k, v in said.items() if k != "user-agent" and not k.startswith("x-stainless")}
+
+
+def test_azure_and_proxied_endpoints_are_left_to_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    azure = LLMSettings(api_type="azure", base_url="https://x.openai.azure.com", api_version="2024-06-01")
+    assert ChatHTTP.for_settings(azure) is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert ChatHTTP.for_settings(LLMSettings(base_url="https://llm.example/v1", api_key="sk")) is None
+
+
+def test_a_chat_imports_no_sdk_until_an_error_is_made(openai_server: ScriptedOpenAIServer) -> None:
+    """Importing `openai` is a third of `brain chat`'s start: a chat over `ChatHTTP` (streamed or not)
+    never does; the SDK's errors it raises import it, and are then the `LLMError`s they always were."""
+    openai_server.script(Chat(content="one"), Chat(content="two three"), Fault(status=400, message="bad"))
+    program = f"""
+import asyncio, sys
+from brain.errors import LLMError
+from brain.llm.openai_client import OpenAILLM
+from brain.llm.protocol import ChatMessage
+from brain.settings import LLMSettings
+
+async def main():
+    settings = LLMSettings(base_url={openai_server.url!r}, api_key="sk", model="m", max_retries=0)
+    ask = [ChatMessage(role="user", content="hi")]
+    async with OpenAILLM.from_settings(settings) as llm:
+        print((await llm.complete(ask)).content, "openai" in sys.modules)
+        print(sorted({{type(e).__name__ async for e in llm.stream(ask)}}), "openai" in sys.modules)
+        try:
+            await llm.complete(ask)
+        except LLMError as exc:
+            print(type(exc).__name__, str(exc), "openai" in sys.modules)
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.splitlines() == [
+        "one False",
+        "['Completion', 'TextDelta'] False",
+        "LLMError m: HTTP 400 from the LLM endpoint: Error code: 400 - bad True",
+    ]
 
 
 async def test_the_body_is_the_json_of_the_request_a_lone_surrogate_escaped(

@@ -29,6 +29,7 @@ from tests.support.openai_server import (
     Embeddings,
     Fault,
     Malformed,
+    Models,
     Payload,
     Ranked,
     ScriptedOpenAIServer,
@@ -477,8 +478,13 @@ async def test_injected_client_is_not_closed_by_the_gateway(openai_server: Scrip
     assert not client.is_closed()
     await client.close()
     owned = gateway(openai_server)
+    assert owned._client is None  # built when a call first needs the SDK (a chat never does)
+    openai_server.script(Models())
+    await owned.listed_context_window()
+    built = owned._client
+    assert built is not None and not built.is_closed()
     await owned.aclose()
-    assert owned._client.is_closed()
+    assert built.is_closed()
 
 
 async def test_api_key_never_logged(
