@@ -89,9 +89,10 @@ class OpenAILLM:
         capabilities: Capabilities | None = None,
         usage: UsageLedger | None = None,
     ) -> OpenAILLM:
-        """Create the client too; `aclose()` (or `async with`) closes it. `capabilities`: the endpoint's,
-        when other clients share it; `usage`: the ledger to record calls in (default: a new one). The
-        SDK's client is built when a call first needs it; `ConfigError` for settings it refuses."""
+        """A client of the settings' endpoint that owns what it builds (`aclose()`, or `async with`, closes
+        it): the SDK's client is built when a call first needs it. `ConfigError` for settings no client
+        can be built from. `capabilities`: the endpoint's, when other clients share it; `usage`: the
+        ledger to record calls in (default: a new one)."""
         check_endpoint(settings)
         return cls(
             None,
