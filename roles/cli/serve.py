@@ -81,8 +81,9 @@ async def serve_on(
     import uvicorn
 
     from roles.http import create_app
-    from roles.http.server import server_config
+    from roles.http.server import import_sdk, server_config
 
+    import_sdk()
     app = create_app(settings)
 
     class Server(uvicorn.Server):

@@ -22,7 +22,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from brain.settings import ServeSettings
 from roles.http.corked import Corked
 
-__all__ = ["YOUNG_THRESHOLD", "deadlined", "run_served", "server_config", "settle_heap"]
+__all__ = ["YOUNG_THRESHOLD", "deadlined", "import_sdk", "run_served", "server_config", "settle_heap"]
 
 T = TypeVar("T")
 _LINGER = 1.0  # seconds a timed-out connection is read (and dropped) after its 408, before it is closed
@@ -45,6 +45,13 @@ def settle_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def import_sdk() -> None:
+    """Import the `openai` SDK, before serving. A chat never needs it (`brain.llm.endpoint`), but the first
+    error an endpoint answers is one of its exceptions: importing it then (~0.4 s, on the event loop)
+    would stall every stream of the process."""
+    import openai  # noqa: F401
 
 
 def run_served(main: Coroutine[Any, Any, T]) -> T:

@@ -24,6 +24,20 @@ from tests.support.serving import to_a_fresh_window, wait_ready
 BRAIN = str(Path(sys.executable).parent / "brain")
 
 
+def test_a_serving_process_imports_the_sdk_before_it_serves() -> None:
+    """A chat imports no `openai` (`brain.llm.endpoint`); a server imports it at start (`serve_on`), not
+    on the event loop at an endpoint's first error. In a fresh interpreter: the server module does not,
+    `import_sdk` does."""
+    code = (
+        "import sys; from roles.http.server import import_sdk; before = 'openai' in sys.modules; "
+        "import_sdk(); print(before, 'openai' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["False", "True"]
+
+
 def test_worker_count() -> None:
     settings = Settings.model_validate({"llm": {"base_url": "http://127.0.0.1:9/v1"}})
     assert worker_count(settings, 3) == 3
