@@ -126,6 +126,21 @@ class LLMSettings(BaseModel):
         copy._window_source = source
         return copy
 
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host, without a query or fragment (the SDK appends its paths to the URL's
+        end, so a query or fragment sent every request to a wrong path); blank is unset."""
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+            raise ValueError(
+                "base_url must be the endpoint's http(s) URL, without a query or fragment, e.g. "
+                "http://localhost:11434/v1"
+            )
+        return value.strip()
+
     @model_validator(mode="after")
     def _check_azure(self) -> LLMSettings:
         if self.api_type == "azure" and (self.base_url is None or self.api_version is None):

@@ -9,7 +9,7 @@ import yaml
 from brain import ConfigError, Settings, load_settings, load_settings_traced
 from brain.loader import find_config_file, flatten
 from brain.logs import RedactingFilter
-from brain.settings import mask_url
+from brain.settings import LLMSettings, mask_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,6 +114,12 @@ def test_named_llms_inherit_from_default(tmp_path: Path) -> None:
         ("llms: {'bad name': {}}\n", r"bad LLM name"),
         ("llm: {api_type: azure}\n", r"llm: Value error, api_type azure needs base_url"),
         (
+            "llm: {base_url: 'localhost:11434/v1'}\n",
+            r"llm.base_url: Value error, base_url must be the endpoint's",
+        ),
+        ("llm: {base_url: 'http://h/v1?key=x'}\n", r"llm.base_url: .*without a query or fragment"),
+        ("llm: {base_url: 'http:///v1'}\n", r"llm.base_url: .*http\(s\) URL"),
+        (
             "memory:\n  summarize_share: 2\n",
             r"memory.summarize_share: Input should be less than or equal to 1",
         ),
@@ -123,6 +129,13 @@ def test_config_errors_name_file_key_and_fix(tmp_path: Path, text: str, message:
     path = write(tmp_path, text)
     with pytest.raises(ConfigError, match=message):
         load_settings(path, {})
+
+
+def test_a_blank_base_url_is_unset_and_one_is_kept_as_written_but_for_spaces() -> None:
+    assert LLMSettings(base_url="  ").base_url is None and not LLMSettings(base_url="").configured
+    assert (
+        LLMSettings(base_url=" https://me:tok@llm.example/v1/ ").base_url == "https://me:tok@llm.example/v1/"
+    )
 
 
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
