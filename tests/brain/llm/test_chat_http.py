@@ -143,6 +143,38 @@ asyncio.run(main())
     ]
 
 
+def test_an_endpoint_out_of_reach_imports_the_sdk_for_its_error() -> None:
+    """The first error of a process may be no answer at all: a stream that cannot connect, then a
+    request that cannot, are the `LLMError`s they always were, the SDK imported for the first."""
+    program = """
+import asyncio, sys
+from brain.errors import LLMError
+from brain.llm.openai_client import OpenAILLM
+from brain.llm.protocol import ChatMessage
+from brain.settings import LLMSettings
+
+async def main():
+    settings = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key="sk", model="m", max_retries=0)
+    ask = [ChatMessage(role="user", content="hi")]
+    async with OpenAILLM.from_settings(settings) as llm:
+        for call in (lambda: llm.stream(ask).__anext__(), lambda: llm.complete(ask)):
+            before = "openai" in sys.modules
+            try:
+                await call()
+            except LLMError as exc:
+                print(before, type(exc).__name__, str(exc).split(":")[1].strip())
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.splitlines() == [
+        "False LLMError cannot reach the LLM endpoint (retries spent)",
+        "True LLMError cannot reach the LLM endpoint (retries spent)",
+    ]
+
+
 async def test_the_body_is_the_json_of_the_request_a_lone_surrogate_escaped(
     openai_server: ScriptedOpenAIServer,
 ) -> None:
