@@ -109,17 +109,28 @@ def test_azure_and_proxied_endpoints_are_left_to_the_sdk(monkeypatch: pytest.Mon
     assert ChatHTTP.for_settings(LLMSettings(base_url="https://llm.example/v1", api_key="sk")) is None
 
 
-def test_a_chat_imports_no_sdk_until_an_error_is_made(openai_server: ScriptedOpenAIServer) -> None:
-    """Importing `openai` is a third of `brain chat`'s start: a chat over `ChatHTTP` (streamed or not)
-    never does; the SDK's errors it raises import it, and are then the `LLMError`s they always were."""
-    openai_server.script(Chat(content="one"), Chat(content="two three"), Fault(status=400, message="bad"))
-    program = f"""
+_PREAMBLE = """
 import asyncio, sys
 from brain.errors import LLMError
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import ChatMessage
 from brain.settings import LLMSettings
+"""
 
+
+def _printed(program: str) -> list[str]:
+    """The lines `program` prints, run after `_PREAMBLE` in a fresh interpreter (no SDK imported)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PREAMBLE + program], capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.splitlines()
+
+
+def test_a_chat_imports_no_sdk_until_an_error_is_made(openai_server: ScriptedOpenAIServer) -> None:
+    """Importing `openai` is a third of `brain chat`'s start: a chat over `ChatHTTP` (streamed or not)
+    never does; the SDK's errors it raises import it, and are then the `LLMError`s they always were."""
+    openai_server.script(Chat(content="one"), Chat(content="two three"), Fault(status=400, message="bad"))
+    program = f"""
 async def main():
     settings = LLMSettings(base_url={openai_server.url!r}, api_key="sk", model="m", max_retries=0)
     ask = [ChatMessage(role="user", content="hi")]
@@ -133,10 +144,7 @@ async def main():
 
 asyncio.run(main())
 """
-    done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.splitlines() == [
+    assert _printed(program) == [
         "one False",
         "['Completion', 'TextDelta'] False",
         "LLMError m: HTTP 400 from the LLM endpoint: Error code: 400 - bad True",
@@ -147,12 +155,6 @@ def test_an_endpoint_out_of_reach_imports_the_sdk_for_its_error() -> None:
     """The first error of a process may be no answer at all: a stream that cannot connect, then a
     request that cannot, are the `LLMError`s they always were, the SDK imported for the first."""
     program = """
-import asyncio, sys
-from brain.errors import LLMError
-from brain.llm.openai_client import OpenAILLM
-from brain.llm.protocol import ChatMessage
-from brain.settings import LLMSettings
-
 async def main():
     settings = LLMSettings(base_url="http://127.0.0.1:9/v1", api_key="sk", model="m", max_retries=0)
     ask = [ChatMessage(role="user", content="hi")]
@@ -166,10 +168,7 @@ async def main():
 
 asyncio.run(main())
 """
-    done = subprocess.run(
-        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.splitlines() == [
+    assert _printed(program) == [
         "False LLMError cannot reach the LLM endpoint (retries spent)",
         "True LLMError cannot reach the LLM endpoint (retries spent)",
     ]
