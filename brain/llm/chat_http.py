@@ -45,6 +45,7 @@ __all__ = ["ChatHTTP"]
 _log = logging.getLogger("brain.llm")
 _DECODED = ("content-encoding", "content-length", "transfer-encoding")  # the body is already decoded
 _OPENAI = "https://api.openai.com/v1"  # the SDK's endpoint where none is set
+_PATH = "/chat/completions"
 _USER_AGENT = "brain-assistant"  # our own: the SDK's names the SDK, which does not send these
 _FROM_ENVIRONMENT = (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID"))
 
@@ -54,7 +55,7 @@ class ChatHTTP:
     `seconds`. Made with `for_settings` or `for_client`, where it applies."""
 
     def __init__(self, url: str, headers: Mapping[str, str], retries: int, seconds: float | None) -> None:
-        self.url = url
+        self.url = url  # the chat URL: the endpoint's base, then `_PATH`
         self._headers = dict(headers)
         self._retries = retries
         self._seconds = seconds
@@ -98,7 +99,7 @@ class ChatHTTP:
     def _made(
         cls, base: str, headers: dict[str, str], retries: int, seconds: float | None
     ) -> ChatHTTP | None:
-        url = base.rstrip("/") + "/chat/completions"
+        url = base.rstrip("/") + _PATH
         proxied = _env_proxy(url) is not None and not plain_local(url)
         if proxied or not LeanHTTP.applies(url, headers):
             return None
@@ -108,6 +109,39 @@ class ChatHTTP:
         if self._lean is not None:
             await self._lean.aclose()
             self._lean = None
+
+    async def models(self) -> Any:
+        """The endpoint's JSON answer to `GET /models` (its model list), asked once, no retries; None for
+        no answer, an error status or one that is not JSON (said in the debug log)."""
+        url = self.url.removesuffix(_PATH) + "/models"
+        tls = _tls_context() if url.startswith("https:") else None
+        lean = LeanHTTP(
+            url,
+            self._headers,
+            connect_timeout=self._seconds,
+            read_timeout=self._seconds,
+            tls=tls,
+            method="GET",
+        )
+        try:
+            response = await lean.send()
+            try:
+                text = await response.read()
+            finally:
+                response.release()
+        except OSError as exc:
+            _log.debug("no model list from %s: %s", url, exc)
+            return None
+        finally:
+            await lean.aclose()
+        if response.status >= 300:
+            _log.debug("no model list from %s: HTTP %d", url, response.status)
+            return None
+        try:
+            return decode_json(text)
+        except ValueError:
+            _log.debug("no model list from %s: not JSON", url)
+            return None
 
     async def complete(self, body: Mapping[str, Any]) -> Any:
         """The endpoint's JSON answer to a non-streamed request."""
@@ -162,7 +196,7 @@ class ChatHTTP:
             headers: Mapping[str, str] = {}
             _log.debug("POST %s (attempt %d of %d)", self.url, attempt + 1, self._retries + 1)
             try:
-                response = await self._pool().post(data)
+                response = await self._pool().send(data)
             except OSError as exc:  # TimeoutError among them
                 error: openai.APIError = _failure(self.url, exc)
             else:

@@ -159,7 +159,8 @@ class LeanResponse:
 
 
 class LeanHTTP:
-    """POSTs to one URL with fixed headers, over a pool of keep-alive connections (one event loop)."""
+    """Requests to one URL with one method (POST by default) and fixed headers, over a pool of keep-alive
+    connections (one event loop)."""
 
     def __init__(
         self,
@@ -169,13 +170,14 @@ class LeanHTTP:
         connect_timeout: float | None,
         read_timeout: float | None,
         tls: ssl.SSLContext | None = None,
+        method: str = "POST",
     ) -> None:
         parts = urllib.parse.urlsplit(url)
         self.host, self.tls = parts.hostname or "", tls if parts.scheme == "https" else None
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        lines = [f"POST {target} HTTP/1.1", f"Host: {parts.netloc}"]
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {parts.netloc}"]
         lines += [f"{k}: {v}" for k, v in headers.items() if k.lower() not in _OWN]
         lines += ["Accept-Encoding: identity", "Connection: keep-alive", "Content-Length: "]
         self._head = "\r\n".join(lines).encode("latin-1")
@@ -213,8 +215,9 @@ class LeanHTTP:
             return False
         return True
 
-    async def post(self, body: bytes) -> LeanResponse:
-        """The response to `body` (JSON) once its status and headers are in; its body follows as read."""
+    async def send(self, body: bytes = b"") -> LeanResponse:
+        """The response to `body` (JSON; none for a GET) once its status and headers are in; its body
+        follows as read."""
         request = b"%s%d\r\nContent-Type: application/json\r\n\r\n%s" % (self._head, len(body), body)
         while self._idle:
             connection = self._idle.pop()

@@ -348,7 +348,10 @@ class OpenAILLM:
             return None
         try:
             async with asyncio.timeout(min(self._settings.timeout, _MODELS_TIMEOUT)):
-                data = await self._sdk().with_options(max_retries=0).get("/models", cast_to=object)
+                if self._chat is not None:  # the lean client: the SDK is not imported at start for it
+                    data = await self._chat.models()
+                else:
+                    data = await self._sdk().with_options(max_retries=0).get("/models", cast_to=object)
         except TimeoutError:
             _log.debug("%s: no model list from the endpoint within %s s", self.model, _MODELS_TIMEOUT)
             return None

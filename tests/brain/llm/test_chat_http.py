@@ -18,7 +18,7 @@ from brain.llm.events import StreamEvents
 from brain.llm.openai_client import OpenAILLM
 from brain.llm.protocol import ChatMessage, TextDelta
 from brain.settings import LLMSettings
-from tests.support.openai_server import Chat, Embeddings, Fault, ScriptedOpenAIServer
+from tests.support.openai_server import Chat, Embeddings, Fault, Malformed, Payload, ScriptedOpenAIServer
 
 
 async def _events(*lines: str) -> list[object]:
@@ -102,6 +102,18 @@ def test_made_from_settings_it_sends_what_the_sdks_client_would(
     assert ours == {k: v for k, v in said.items() if k != "user-agent" and not k.startswith("x-stainless")}
 
 
+async def test_the_model_list_is_none_without_a_json_answer(openai_server: ScriptedOpenAIServer) -> None:
+    """Asked once at start, never an error: a status, a body that is not JSON, no server at all."""
+    openai_server.script(Fault(404, message="no such route"), Malformed())
+    settings = LLMSettings(base_url=openai_server.url, api_key="sk", model="m", max_retries=3)
+    chat = ChatHTTP.for_settings(settings)
+    assert chat is not None
+    assert await chat.models() is None and await chat.models() is None
+    assert [(r.method, r.path) for r in openai_server.requests] == [("GET", "/v1/models")] * 2  # no retries
+    dead = ChatHTTP.for_settings(LLMSettings(base_url="http://127.0.0.1:9/v1", api_key="sk"))
+    assert dead is not None and await dead.models() is None
+
+
 def test_azure_and_proxied_endpoints_are_left_to_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     azure = LLMSettings(api_type="azure", base_url="https://x.openai.azure.com", api_version="2024-06-01")
     assert ChatHTTP.for_settings(azure) is None
@@ -128,13 +140,18 @@ def _printed(program: str) -> list[str]:
 
 def test_a_chat_imports_no_sdk_until_an_error_is_made(openai_server: ScriptedOpenAIServer) -> None:
     """Importing `openai` is a third of `brain chat`'s start: a chat over `ChatHTTP` (streamed or not)
-    never does; the SDK's errors it raises import it, and are then the `LLMError`s they always were."""
-    openai_server.script(Chat(content="one"), Chat(content="two three"), Fault(status=400, message="bad"))
+    and the model list asked at start never do; the SDK's errors it raises import it, and are then the
+    `LLMError`s they always were."""
+    listed = {"object": "list", "data": [{"id": "m", "max_model_len": 16_384}]}
+    openai_server.script(
+        Payload(listed), Chat(content="one"), Chat(content="two three"), Fault(status=400, message="bad")
+    )
     program = f"""
 async def main():
     settings = LLMSettings(base_url={openai_server.url!r}, api_key="sk", model="m", max_retries=0)
     ask = [ChatMessage(role="user", content="hi")]
     async with OpenAILLM.from_settings(settings) as llm:
+        print(await llm.listed_context_window(), "openai" in sys.modules)
         print((await llm.complete(ask)).content, "openai" in sys.modules)
         print(sorted({{type(e).__name__ async for e in llm.stream(ask)}}), "openai" in sys.modules)
         try:
@@ -145,6 +162,7 @@ async def main():
 asyncio.run(main())
 """
     assert _printed(program) == [
+        "16384 False",
         "one False",
         "['Completion', 'TextDelta'] False",
         "LLMError m: HTTP 400 from the LLM endpoint: Error code: 400 - bad True",

@@ -29,7 +29,6 @@ from tests.support.openai_server import (
     Embeddings,
     Fault,
     Malformed,
-    Models,
     Payload,
     Ranked,
     ScriptedOpenAIServer,
@@ -477,10 +476,10 @@ async def test_injected_client_is_not_closed_by_the_gateway(openai_server: Scrip
         pass
     assert not client.is_closed()
     await client.close()
-    owned = gateway(openai_server)
+    owned = gateway(openai_server, embedding_model="e")
     assert owned._client is None  # built when a call first needs the SDK (a chat never does)
-    openai_server.script(Models())
-    await owned.listed_context_window()
+    openai_server.script(Embeddings(((0.5, 0.5),)))
+    await owned.embed(["x"])
     built = owned._client
     assert built is not None and not built.is_closed()
     await owned.aclose()
