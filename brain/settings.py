@@ -134,7 +134,17 @@ class LLMSettings(BaseModel):
         if value is None or not value.strip():
             return None
         parts = urlsplit(value.strip())
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        try:
+            port_ok = parts.port is None or parts.port > 0
+        except ValueError:  # not a number, or past 65535
+            port_ok = False
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or not port_ok
+            or parts.query
+            or parts.fragment
+        ):
             raise ValueError(
                 "base_url must be the endpoint's http(s) URL, without a query or fragment, e.g. "
                 "http://localhost:11434/v1"

@@ -119,6 +119,8 @@ def test_named_llms_inherit_from_default(tmp_path: Path) -> None:
         ),
         ("llm: {base_url: 'http://h/v1?key=x'}\n", r"llm.base_url: .*without a query or fragment"),
         ("llm: {base_url: 'http:///v1'}\n", r"llm.base_url: .*http\(s\) URL"),
+        ("llm: {base_url: 'http://h:99999/v1'}\n", r"llm.base_url: .*http\(s\) URL"),
+        ("llm: {base_url: 'http://h:0/v1'}\n", r"llm.base_url: .*http\(s\) URL"),
         (
             "memory:\n  summarize_share: 2\n",
             r"memory.summarize_share: Input should be less than or equal to 1",
