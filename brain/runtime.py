@@ -107,8 +107,9 @@ async def open_runtime(
     call no model: listing memory, creating a key) the embedded model is started by the first call of it
     (`brain.llm.deferred`), not by opening; a `local_model` given is waited for at opening all the same."""
     if llm is None and not defer_model:
-        # the SDK's ~0.5 s of imports, now: before the tokenizer's thread starts, and while a model begun
-        # early (`local_model`) loads in its own process, not after it is waited for
+        # the client's imports (not the SDK's: `brain.llm.endpoint`), now: before the tokenizer's thread
+        # starts (both hold the GIL), and while a model begun early (`local_model`) loads in its own
+        # process, not after it is waited for
         importlib.import_module("brain.llm.openai_client")
     async with contextlib.AsyncExitStack() as stack:
         await stack.enter_async_context(aging())  # erased text leaves this process's caches in time
