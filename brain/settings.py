@@ -129,27 +129,30 @@ class LLMSettings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, value: str | None) -> str | None:
-        """An http(s) URL with a host, without a query or fragment (the SDK appends its paths to the URL's
-        end, so a query or fragment sent every request to a wrong path); blank is unset."""
+        """An http(s) URL with a host (and a port in range), without spaces, control characters, a query or
+        a fragment (the SDK appends its paths to the URL's end, so a query or fragment sent every request
+        to a wrong path); blank is unset."""
         if value is None or not value.strip():
             return None
-        parts = urlsplit(value.strip())
-        try:
-            port_ok = parts.port is None or parts.port > 0
-        except ValueError:  # not a number, or past 65535
-            port_ok = False
+        text = value.strip()
+        try:  # urlsplit drops tabs and line breaks, so they are looked for first
+            parts = urlsplit(text) if text.isprintable() and " " not in text else None
+            port_ok = parts is not None and (parts.port is None or parts.port > 0)
+        except ValueError:  # a broken IPv6 host, a port not a number or past 65535
+            parts, port_ok = None, False
         if (
-            parts.scheme not in ("http", "https")
+            parts is None
+            or parts.scheme not in ("http", "https")
             or not parts.hostname
             or not port_ok
             or parts.query
             or parts.fragment
         ):
             raise ValueError(
-                "base_url must be the endpoint's http(s) URL, without a query or fragment, e.g. "
+                "base_url must be the endpoint's http(s) URL, without spaces, a query or a fragment, e.g. "
                 "http://localhost:11434/v1"
             )
-        return value.strip()
+        return text
 
     @model_validator(mode="after")
     def _check_azure(self) -> LLMSettings:

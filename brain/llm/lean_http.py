@@ -201,10 +201,12 @@ class LeanHTTP:
 
     @staticmethod
     def applies(url: str, headers: Mapping[str, str]) -> bool:
-        """Whether requests to `url` with `headers` can go over this transport: http or https, no user
-        info in the URL, header names and values of Latin-1 without line breaks. Pure."""
+        """Whether requests to `url` with `headers` can go over this transport: http or https, an ASCII
+        host, no user info in the URL, header names and values of Latin-1 without line breaks. Pure."""
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+            return False
+        if not parts.netloc.isascii():  # an international name: the SDK sends it (IDNA-encoded)
             return False
         try:
             for k, v in headers.items():

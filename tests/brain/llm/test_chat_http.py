@@ -114,9 +114,12 @@ async def test_the_model_list_is_none_without_a_json_answer(openai_server: Scrip
     assert dead is not None and await dead.models() is None
 
 
-def test_azure_and_proxied_endpoints_are_left_to_the_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_azure_international_and_proxied_endpoints_are_left_to_the_sdk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     azure = LLMSettings(api_type="azure", base_url="https://x.openai.azure.com", api_version="2024-06-01")
     assert ChatHTTP.for_settings(azure) is None
+    assert ChatHTTP.for_settings(LLMSettings(base_url="http://模型.example/v1", api_key="sk")) is None  # IDNA
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     assert ChatHTTP.for_settings(LLMSettings(base_url="https://llm.example/v1", api_key="sk")) is None
 
