@@ -30,11 +30,12 @@ from actions.remember import remember
 from benchmarks.common.servers import local_redis
 from benchmarks.common.stores import redis_tiers
 from brain import Settings, local_runtime, open_runtime
+from brain.backends.redis import RedisBackend
 from brain.backends.redis.client import TranslatingRedis
 from brain.memory.blocks.budget import message_tokens
 from brain.message import Message
 from brain.testing import ScriptedCall, ScriptedLLM, tool_calls
-from roles import Assistant, BlocksAssistant
+from roles import Assistant
 from roles.fact_worker import FactWorker, running
 from roles.skills import SkillDeclaration, Skills
 
@@ -280,7 +281,10 @@ async def doomed_worker(url: str) -> None:
         {"redis": {"url": url, "key_prefix": "crash"}, "memory": {"facts": {"enabled": True}}}
     )
     client = TranslatingRedis.from_url(url)
-    runtime = local_runtime(ScriptedLLM([]), settings=settings, client=client, memory_llm=ScriptedLLM([hang]))
+    backend = RedisBackend.for_settings(client, settings)
+    runtime = local_runtime(
+        ScriptedLLM([]), settings=settings, backend=backend, memory_llm=ScriptedLLM([hang])
+    )
     await FactWorker(runtime, name="doomed").run_once(block_ms=5_000)
 
 
@@ -338,7 +342,7 @@ async def blocks(url: str) -> dict[str, Any]:
     )
     async with open_runtime(settings, llm=answers, memory_llm=memory_llm) as runtime:
         assistant = Assistant.for_runtime(runtime, skills=Skills.load([skill]))
-        assert isinstance(assistant, BlocksAssistant)
+        assert assistant.engine.mode.name == "blocks"  # `memory.mode: blocks` picks the mode
         await assistant.chat("bea", "c", "I like hiking with my dog 2210.")
         for i in range(1, 1_000):
             await assistant.chat("bea", "c", f"Turn {i}: what is the weather in City{i}? Explain in detail.")

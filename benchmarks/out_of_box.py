@@ -25,11 +25,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # before our imports, as its command runs it
+
 from benchmarks.common.stores import redis_tiers
 from brain.backends.redis.client import TranslatingRedis
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 LINE = "Hello! My name is Ann and I like green tea.\n"
 

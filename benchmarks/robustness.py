@@ -58,7 +58,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import LATEST_PROTOCOL_VERSION
 
-from benchmarks.serve import BRAIN, free_port, process, ready, servers
+from benchmarks.common.serve_load import process, ready, servers
+from benchmarks.serve import ROOT, brain_command, free_port, revision_command
 from benchmarks.trust import Api, Route, Stored, World, keyspace, routes
 from brain.llm.tokens import Tokenizer
 from brain.settings import FactSettings, LLMSettings, ServeSettings
@@ -157,7 +158,7 @@ class Rig:
     ) -> tuple[int, str]:
         """`brain ARGS`: exit status (-1: killed after `limit` seconds) and its stdout and stderr."""
         child = await asyncio.create_subprocess_exec(
-            BRAIN,
+            *brain_command(ROOT),
             *args,
             env=env or self.env,
             stdout=asyncio.subprocess.PIPE,
@@ -990,7 +991,8 @@ async def main() -> None:
             f"serve.header_timeout = {HEADER:g} s; "
             f"serve.body_timeout = {BODY:g} s"
         )
-        async with servers(2, r.env) as (url, url2), httpx2.AsyncClient(timeout=60) as http:
+        two = [revision_command(ROOT)] * 2
+        async with servers(two, r.env) as ((url, url2), _), httpx2.AsyncClient(timeout=60) as http:
             secret = await r.key(f"latency-{uuid.uuid4().hex[:6]}")
             lat = await timed("latency", latency(url, secret, options.calls), clock)
             prober = await timed("bad input", bad_input(r, url, http), clock)

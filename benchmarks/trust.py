@@ -45,8 +45,9 @@ import httpx2
 import redis.asyncio as aioredis
 import yaml
 
+from benchmarks.common.serve_load import process, ready, servers
 from benchmarks.common.servers import local_redis
-from benchmarks.serve import free_port, process, ready, servers
+from benchmarks.serve import ROOT, free_port, revision_command
 from brain.backends.redis.api_keys import RedisApiKeyStore
 from brain.backends.redis.client import TranslatingRedis
 from brain.keys import encode_id, user_patterns, user_scope
@@ -112,7 +113,7 @@ class World:
         """A `brain serve` with `config` (YAML settings) on this world's Redis and model."""
         path = self.tmp / f"config-{uuid.uuid4().hex[:8]}.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        async with servers(1, {**self.env, "BRAIN_CONFIG": str(path)}) as urls:
+        async with servers([revision_command(ROOT)], {**self.env, "BRAIN_CONFIG": str(path)}) as (urls, _):
             yield urls[0]
 
     async def key(self, user: str, agent: str | None = None) -> str:
