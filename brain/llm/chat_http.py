@@ -114,15 +114,7 @@ class ChatHTTP:
         """The endpoint's JSON answer to `GET /models` (its model list), asked once, no retries; None for
         no answer, an error status or one that is not JSON (said in the debug log)."""
         url = self.url.removesuffix(_PATH) + "/models"
-        tls = _tls_context() if url.startswith("https:") else None
-        lean = LeanHTTP(
-            url,
-            self._headers,
-            connect_timeout=self._seconds,
-            read_timeout=self._seconds,
-            tls=tls,
-            method="GET",
-        )
+        lean = self._http(url, "GET")
         try:
             response = await lean.send()
             try:
@@ -182,11 +174,16 @@ class ChatHTTP:
     def _pool(self) -> LeanHTTP:
         """The connections, made at the first request (the CA bundle is read then, once)."""
         if self._lean is None:
-            tls = _tls_context() if self.url.startswith("https:") else None
-            self._lean = LeanHTTP(
-                self.url, self._headers, connect_timeout=self._seconds, read_timeout=self._seconds, tls=tls
-            )
+            self._lean = self._http(self.url)
         return self._lean
+
+    def _http(self, url: str, method: str = "POST") -> LeanHTTP:
+        """Connections for `method` requests to `url`, with this client's headers and read deadline."""
+        tls = _tls_context() if url.startswith("https:") else None
+        seconds = self._seconds
+        return LeanHTTP(
+            url, self._headers, connect_timeout=seconds, read_timeout=seconds, tls=tls, method=method
+        )
 
     async def _send(self, body: Mapping[str, Any]) -> LeanResponse:
         """The response (2xx) to `body`, retried as the SDK retries; the SDK's exception otherwise."""
